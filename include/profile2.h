@@ -1,0 +1,443 @@
+/*
+ * profile2.h: the ASGST profiling API, implemented on stock HotSpot JVMs.
+ *
+ * Copyright 2026 The profile2 authors. Licensed under the Apache License 2.0.
+ *
+ * The API follows the ASGST proposal (iterators over stack frames, method and
+ * class information, safepoint queues, frame marks). profile2 implements it
+ * from outside the VM by reading HotSpot's exported type descriptions, so a
+ * profiler that includes this header and links -lprofile2 runs on an
+ * unmodified JDK 17 or 25.
+ *
+ * Contexts. Every function states where it may be called:
+ *   AS-Safe      async-signal-safe: callable from a signal handler; no
+ *                allocation, no locks; every read of VM memory is
+ *                fault-tolerant (a bad pointer yields an error, never a crash).
+ *   Drain        callable from a queue handler (not a signal handler; may
+ *                allocate, must not call JVMTI on the walked thread).
+ *   Anywhere     any thread that is not in a signal handler; may allocate.
+ * Unless stated otherwise, functions are thread-safe.
+ *
+ * Identity. ASGST_Method and ASGST_Class are HotSpot's Method* and Klass*.
+ * They stay valid until their class is unloaded; register a class-unload
+ * handler to learn when that happens (its methods can still be queried inside
+ * the handler).
+ */
+#ifndef PROFILE2_H
+#define PROFILE2_H
+
+#include <stdint.h>
+#include <jni.h>
+
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PROFILE2_API __attribute__((visibility("default")))
+#else
+#define PROFILE2_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Opaque handles                                                            */
+
+struct _ASGST_Method;
+typedef struct _ASGST_Method *ASGST_Method;
+
+struct _ASGST_Class;
+typedef struct _ASGST_Class *ASGST_Class;
+
+struct _ASGST_Iterator;
+typedef struct _ASGST_Iterator ASGST_Iterator;
+
+struct _ASGST_Queue;
+typedef struct _ASGST_Queue ASGST_Queue;
+
+struct _ASGST_FrameMark;
+typedef struct _ASGST_FrameMark ASGST_FrameMark;
+
+/* ------------------------------------------------------------------------ */
+/* Capabilities                                                              */
+
+/* Optional parts of the API. The iterator and information functions are
+ * always present when ASGST_Capabilities() != 0. */
+enum ASGST_Capabilities {
+  ASGST_REGISTER_QUEUE = 1, /* safepoint queues (RegisterQueue, Enqueue, ...) */
+  ASGST_MARK_FRAME = 2      /* frame marks */
+};
+
+/* profile2's own capability bits (above those of the proposal). */
+enum PROFILE2_Capabilities {
+  /* The iterator and the method/class information functions work on this
+   * JVM. Set whenever any other bit is set. */
+  PROFILE2_ITERATOR = 1 << 8
+};
+
+/* Bit set of enum ASGST_Capabilities and enum PROFILE2_Capabilities. Returns 0 when profile2 cannot read the
+ * running JVM (no VMStructs, an unknown HotSpot version, no JVM in the
+ * process); the reason was printed once to stderr and is available from
+ * profile2_unsupported_reason(). On a supported JVM PROFILE2_ITERATOR is set,
+ * so ASGST_Capabilities() != 0 means the iterator and information functions
+ * work; the ASGST_* bits say which optional parts are available.
+ * Context: Anywhere (AS-Safe after the first call returned). */
+PROFILE2_API int ASGST_Capabilities(void);
+
+/* ------------------------------------------------------------------------ */
+/* Frames and iterators                                                      */
+
+enum ASGST_FrameTypeId {
+  ASGST_FRAME_JAVA = 1,         /* interpreted or compiled Java frame */
+  ASGST_FRAME_JAVA_INLINED = 2, /* Java method inlined into a compiled frame */
+  ASGST_FRAME_JAVA_NATIVE = 3,  /* native method (its wrapper frame) */
+  ASGST_FRAME_NON_JAVA = 4      /* C/C++ or other non-Java code */
+};
+
+typedef struct {
+  uint8_t type;        /* enum ASGST_FrameTypeId, 0 on error */
+  int comp_level;      /* 0 interpreted, 1-4 compiled tier, -1 unknown */
+  int bci;             /* bytecode index, -1 where there is none */
+  ASGST_Method method; /* NULL for non-Java frames */
+  void *pc;            /* program counter in this frame */
+  void *sp;            /* stack pointer of this frame, may be NULL */
+  void *fp;            /* frame pointer of this frame, may be NULL */
+} ASGST_Frame;
+
+enum ASGST_Options {
+  /* yield C/C++ frames too (from the native unwinder) */
+  ASGST_INCLUDE_NON_JAVA_FRAMES = 1,
+  /* stop at the first bytecode-backed Java frame: NextFrame returns 0 for it
+   * and fills only pc, sp and fp (type ASGST_FRAME_JAVA). */
+  ASGST_END_ON_FIRST_JAVA_FRAME = 2
+};
+
+/* What the walked thread was doing; values above 1 are implementation kinds. */
+enum ASGST_TRACE_KIND {
+  ASGST_JAVA_TRACE = 1,    /* the thread has Java frames */
+  ASGST_NON_JAVA_TRACE = 2 /* a thread (or a moment) without Java frames */
+};
+
+enum ASGST_Error {
+  ASGST_NO_FRAME = 0,             /* walk ended normally */
+  ASGST_NO_THREAD = -1,           /* not a Java thread (or not attached) */
+  ASGST_THREAD_EXIT = -2,         /* the thread is exiting */
+  ASGST_UNSAFE_STATE = -3,        /* thread state does not allow a walk */
+  ASGST_NO_TOP_JAVA_FRAME = -4,   /* no Java frame on this stack */
+  ASGST_ENQUEUE_NO_QUEUE = -5,    /* no queue registered */
+  ASGST_ENQUEUE_FULL_QUEUE = -6,  /* safepoint queue is full */
+  ASGST_ENQUEUE_OTHER_ERROR = -7  /* other enqueue failure */
+  /* values < -16 are implementation specific: see enum PROFILE2_Error */
+};
+
+/* profile2's own error codes (all < -16). Every walk or call that fails with
+ * one of these means exactly what its comment says; no code is reused. */
+enum PROFILE2_Error {
+  /* The running JVM cannot be read: no VMStructs, unknown version, or a
+   * required structure is missing. ASGST_Capabilities() is 0. */
+  PROFILE2_UNSUPPORTED_JVM = -17,
+  /* A read of VM memory hit an unmapped or protected address. */
+  PROFILE2_UNREADABLE_MEMORY = -18,
+  /* profile2 has not found the JVM's thread key yet: call profile2_init()
+   * (or any function taking a JNIEnv) once from a Java thread. */
+  PROFILE2_NOT_INITIALIZED = -19,
+  /* A queue element's captured frames are no longer on the stack at drain
+   * time: the iterator yields only the captured frames. */
+  PROFILE2_STALE_ELEMENT = -20,
+  /* A value read from the VM is inconsistent (e.g. a frame size out of range,
+   * a pc outside its code blob): the walk stops instead of guessing. */
+  PROFILE2_INCONSISTENT_VM_DATA = -21,
+  /* The class of a method was unloaded; its metadata is not read. */
+  PROFILE2_CLASS_UNLOADED = -22,
+  /* The pc is in code profile2 cannot attribute to any frame kind. */
+  PROFILE2_UNKNOWN_CODE = -23,
+  /* The pc is in a compiled method's prologue or epilogue and the frame
+   * could not be reconstructed. */
+  PROFILE2_FRAME_NOT_COMPLETE = -24,
+  /* The walk reached the boundary of a mounted virtual thread's
+   * continuation (JDK 21+); frames below belong to the carrier. */
+  PROFILE2_CONTINUATION_BOUNDARY = -25,
+  /* An argument is out of range or NULL where a value is required. */
+  PROFILE2_INVALID_ARGUMENT = -26,
+  /* Memory could not be allocated (never in a signal handler). */
+  PROFILE2_OUT_OF_MEMORY = -27
+};
+
+typedef void (*ASGST_IteratorHandler)(ASGST_Iterator *iterator, void *arg);
+
+/* Create an iterator for the current thread at the point described by
+ * ucontext (a ucontext_t*, as passed to a SA_SIGINFO handler), pass it to fun
+ * with arg, and return the trace kind (> 0) or an error (<= 0). The iterator
+ * is valid only inside fun.
+ * Context: AS-Safe; the ucontext must belong to the calling thread. */
+PROFILE2_API int ASGST_RunWithIterator(void *ucontext, int32_t options,
+                                       ASGST_IteratorHandler fun, void *argument);
+
+/* Like ASGST_RunWithIterator, starting from a frame given by sp, fp and pc.
+ * Context: AS-Safe; the frame must belong to the calling thread's stack. */
+PROFILE2_API int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int options,
+                                                ASGST_IteratorHandler fun, void *argument);
+
+/* Reset the iterator to its first frame.
+ * Context: AS-Safe; inside the handler that received the iterator. */
+PROFILE2_API void ASGST_RewindIterator(ASGST_Iterator *iterator);
+
+/* Fill *frame with the next frame (youngest first). Returns 1 for a frame,
+ * 0 at the end, or an error (< 0; the frame's type and pointers are 0).
+ *   ASGST_Frame frame;
+ *   while (ASGST_NextFrame(it, &frame) == 1) { ... }
+ * With ASGST_END_ON_FIRST_JAVA_FRAME, the first bytecode-backed frame ends the
+ * walk: 0 is returned and only pc, sp, fp and type are filled.
+ * Context: AS-Safe; inside the handler that received the iterator. */
+PROFILE2_API int ASGST_NextFrame(ASGST_Iterator *iterator, ASGST_Frame *frame);
+
+/* The value the next ASGST_NextFrame call would return: 1 if a frame
+ * follows, 0 at the end or for a NULL iterator, < 0 for an error.
+ * Context: AS-Safe; inside the handler that received the iterator. */
+PROFILE2_API int ASGST_State(ASGST_Iterator *iterator);
+
+/* State of the calling thread as a subset of JVMTI thread state bits
+ * (JVMTI_THREAD_STATE_ALIVE, RUNNABLE, IN_NATIVE, BLOCKED_ON_MONITOR_ENTER,
+ * WAITING, WAITING_INDEFINITELY, SLEEPING, IN_OBJECT_WAIT, PARKED); never
+ * INTERRUPTED or SUSPENDED. 0 for a thread that is not a Java thread, or a
+ * negative error.
+ * Context: AS-Safe. */
+PROFILE2_API int ASGST_ThreadState(void);
+
+/* ------------------------------------------------------------------------ */
+/* Methods and classes                                                       */
+
+/* Caller-provided buffers: set each pointer and its _length (buffer size in
+ * bytes, including the terminating NUL) before the call. On return each
+ * _length holds the full length of the value (without the NUL) and the
+ * buffer holds as much of it as fits, always NUL-terminated. A NULL pointer
+ * or zero length skips that field (its length is set to 0). A value that does
+ * not exist (no generic signature) is returned as "" with length 0. */
+typedef struct {
+  ASGST_Class klass;          /* declaring class */
+  char *method_name;
+  jint method_name_length;
+  char *signature;
+  jint signature_length;
+  char *generic_signature;
+  jint generic_signature_length;
+  jint modifiers;             /* as JVMTI GetMethodModifiers */
+  jint idnum;                 /* per-class method id, stable over redefinition */
+  jlong class_idnum;          /* ASGST_GetClassIdNum(klass) */
+} ASGST_MethodInfo;
+
+typedef struct {
+  char *class_name;           /* JVM signature form, "Ljava/lang/String;" */
+  jint class_name_length;
+  char *generic_class_name;
+  jint generic_class_name_length;
+  jint modifiers;             /* as JVMTI GetClassModifiers */
+  jlong idnum;                /* stable over redefinition, unique among live classes */
+} ASGST_ClassInfo;
+
+typedef struct {
+  jint start_bci;
+  jint line_number;
+} ASGST_MethodLineNumberEntry;
+
+/* Fill *info for method. On a NULL, unreadable or unloaded method every
+ * string is "" with length 0, klass is NULL and the numbers are 0.
+ * Context: AS-Safe (methods of classes unloaded concurrently read as
+ * unreadable, never crash). */
+PROFILE2_API void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info);
+
+/* The per-class id of method (ConstMethod idnum), or 0 if unreadable.
+ * Context: AS-Safe. */
+PROFILE2_API jint ASGST_GetMethodIdNum(ASGST_Method method);
+
+/* Write up to length entries of method's line number table (bci -> line)
+ * into entries, in class-file order; return the total number of entries
+ * (which may exceed length), or 0 if the method has none or is unreadable.
+ * Context: AS-Safe. */
+PROFILE2_API int ASGST_GetMethodLineNumberTable(ASGST_Method method,
+                                                ASGST_MethodLineNumberEntry *entries,
+                                                int length);
+
+/* The source line of bci in method (the entry with the greatest start_bci
+ * <= bci, as JVMTI consumers compute it), or -1 if not available.
+ * Context: AS-Safe. */
+PROFILE2_API jint ASGST_GetMethodLineNumber(ASGST_Method method, jint bci);
+
+/* Fill *info for klass; see ASGST_GetMethodInfo for the buffer rules.
+ * Context: AS-Safe. */
+PROFILE2_API void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo *info);
+
+/* The id of klass (see ASGST_ClassInfo.idnum), 0 if unreadable.
+ * Context: AS-Safe. */
+PROFILE2_API jlong ASGST_GetClassIdNum(ASGST_Class klass);
+
+/* The class declaring method, or NULL if unreadable.
+ * Context: AS-Safe. */
+PROFILE2_API ASGST_Class ASGST_GetClass(ASGST_Method method);
+
+/* The jmethodID of method if the JVM has already created one, else NULL.
+ * Never creates a jmethodID.
+ * Context: AS-Safe. */
+PROFILE2_API jmethodID ASGST_MethodToJMethodID(ASGST_Method method);
+
+/* The method behind a jmethodID, or NULL (e.g. for a method of an unloaded
+ * class).
+ * Context: Anywhere, on a thread attached to the JVM. */
+PROFILE2_API ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID);
+
+/* The class behind a JNI class reference, or NULL.
+ * Context: Anywhere, on a thread attached to the JVM that owns the
+ * reference. */
+PROFILE2_API ASGST_Class ASGST_JClassToClass(jclass klass);
+
+/* A new JNI local reference to klass's java.lang.Class, in the calling
+ * thread's current local frame, or NULL.
+ * Context: Anywhere, on a thread attached to the JVM (not in a signal
+ * handler). */
+PROFILE2_API jclass ASGST_ClassToJClass(ASGST_Class klass);
+
+/* Called once per class unloaded (redefined = false) with the class and all
+ * its methods. Inside the handler ASGST_GetMethodInfo, ASGST_GetClassInfo and
+ * the line-number functions still answer for them; after it returns the
+ * pointers are dead. Handlers run on a JVM-internal service thread, one
+ * unload at a time, in registration order. Class redefinition does not call
+ * handlers on HotSpot (it keeps Method* of old versions alive while in use).
+ */
+typedef void (*ASGST_ClassUnloadHandler)(ASGST_Class klass, ASGST_Method *methods, int count,
+                                         bool redefined, void *arg);
+
+/* Register handler with arg (the same pair may be registered once).
+ * Context: Anywhere (not in a signal handler nor a class-unload handler). */
+PROFILE2_API void ASGST_RegisterClassUnloadHandler(ASGST_ClassUnloadHandler handler, void *arg);
+
+/* Remove a registration; true if it was present.
+ * Context: Anywhere (not in a signal handler nor a class-unload handler). */
+PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler handler, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Safepoint queues (capability ASGST_REGISTER_QUEUE)                        */
+
+/* Called at drain time for every queued element, oldest first, with an
+ * iterator over the element's stack, the queue's argument and the element's
+ * argument. Runs outside signal context: it may allocate and lock, but must
+ * not call JVMTI functions on the walked thread. */
+typedef void (*ASGST_Handler)(ASGST_Iterator *iterator, void *queue_arg, void *arg);
+
+/* Called before / after the elements of a non-empty queue are processed,
+ * with the queue, an iterator over the live stack (NULL unless the handler
+ * was registered with offerIterator) and the handler's argument. */
+typedef void (*ASGST_OnQueueSafepointHandler)(ASGST_Queue *queue, ASGST_Iterator *iterator,
+                                              void *arg);
+
+typedef struct {
+  void *pc;  /* pc of the top Java frame */
+  void *fp;
+  void *sp;
+  void *arg; /* argument passed to ASGST_Enqueue, given to the handler */
+} ASGST_QueueElement;
+
+typedef struct {
+  jint size;     /* elements currently queued */
+  jint capacity; /* capacity of the queue */
+  jint attempts; /* enqueue attempts since the end of the last drain */
+} ASGST_QueueSizeInfo;
+
+/* Register a queue of size elements for the thread of env (the current
+ * thread if env is NULL) with handler fun and argument.
+ * Context: Anywhere. */
+PROFILE2_API ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options,
+                                              ASGST_Handler fun, void *argument);
+
+/* Remove queue from the thread of env (current thread if NULL); pending
+ * elements are processed or counted as lost. True if it was registered.
+ * Context: Anywhere. */
+PROFILE2_API bool ASGST_DeregisterQueue(JNIEnv *env, ASGST_Queue *queue);
+
+/* Set (or clear with NULL) the handler run before a non-empty queue is
+ * processed. Context: Anywhere. */
+PROFILE2_API void ASGST_SetOnQueueProcessingStart(ASGST_Queue *queue, int options,
+                                                  bool offerIterator,
+                                                  ASGST_OnQueueSafepointHandler before,
+                                                  void *arg);
+
+/* Set (or clear with NULL) the handler run after a non-empty queue was
+ * processed. Context: Anywhere. */
+PROFILE2_API void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options,
+                                                bool offerIterator,
+                                                ASGST_OnQueueSafepointHandler end, void *arg);
+
+/* Capture the current top Java frame(s) from ucontext into queue and wake the
+ * drainer. Returns the trace kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE,
+ * ASGST_ENQUEUE_NO_QUEUE, or a walk error.
+ * Context: AS-Safe; queue must belong to the calling thread. */
+PROFILE2_API int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument);
+
+/* Fill *element with what ASGST_Enqueue would store for ucontext (arg is set
+ * to NULL). Returns 1 for a Java top frame, else the kind or error.
+ * Context: AS-Safe. */
+PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element);
+
+/* The n-th element: 0 .. size-1 from the oldest, -1 .. -size from the
+ * youngest; NULL when out of range. The arg field of the returned element may
+ * be changed (compression) until the queue is resized.
+ * Context: AS-Safe; from the owning thread or the drainer. */
+PROFILE2_API ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n);
+
+/* Size, capacity and attempts since the last drain.
+ * Context: AS-Safe (exact only on the owning thread). */
+PROFILE2_API ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue);
+
+/* Request a new capacity; it takes effect at the end of the next drain (or
+ * the current one, if a drain is running).
+ * Context: AS-Safe; from the owning thread or a queue handler. */
+PROFILE2_API void ASGST_ResizeQueue(ASGST_Queue *queue, int size);
+
+/* ------------------------------------------------------------------------ */
+/* Frame marks (capability ASGST_MARK_FRAME)                                 */
+
+/* Called when the frame a mark points to has been unwound (the stack pointer
+ * of the unwound frame is above the mark), with an iterator over the stack. */
+typedef void (*ASGST_FrameMarkHandler)(ASGST_FrameMark *mark, ASGST_Iterator *iterator,
+                                       void *arg);
+
+/* Register a mark for the thread of env (current if NULL). It points to no
+ * frame until ASGST_MoveFrameMark. Context: Anywhere. */
+PROFILE2_API ASGST_FrameMark *ASGST_RegisterFrameMark(JNIEnv *env, ASGST_FrameMarkHandler handler,
+                                                      int options, void *arg);
+
+/* Point mark at the frame with stack pointer new_sp. Context: Anywhere or
+ * Drain. */
+PROFILE2_API void ASGST_MoveFrameMark(ASGST_FrameMark *mark, void *new_sp);
+
+/* The stack pointer the mark points to, or NULL. Context: AS-Safe. */
+PROFILE2_API void *ASGST_GetFrameMarkStackPointer(ASGST_FrameMark *mark);
+
+/* Remove mark. Context: Anywhere. */
+PROFILE2_API void ASGST_RemoveFrameMark(ASGST_FrameMark *mark);
+
+/* ------------------------------------------------------------------------ */
+/* profile2 extensions                                                       */
+
+/* Prepare profile2 for the JVM vm from a thread attached to it (e.g. in
+ * Agent_OnLoad or VMInit): reads VMStructs, learns how to find the current
+ * JavaThread, sets up fault-tolerant memory access. Idempotent. Returns 0,
+ * or a negative enum PROFILE2_Error.
+ * Context: Anywhere (not in a signal handler). */
+PROFILE2_API int profile2_init(JavaVM *vm);
+
+/* A one-line description of why the JVM is not supported, or NULL.
+ * Context: Anywhere. */
+PROFILE2_API const char *profile2_unsupported_reason(void);
+
+/* A static string naming an ASGST_* or PROFILE2_* error code.
+ * Context: AS-Safe. */
+PROFILE2_API const char *profile2_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROFILE2_H */

@@ -1,0 +1,107 @@
+/* Library start-up and the capability query.
+ *
+ * Start-up happens in three places, whichever comes first: the library
+ * constructor (when libprofile2 is loaded into a running JVM, as part of an
+ * agent), profile2_init(), and ASGST_Capabilities(). The steps that need a
+ * Java thread (finding HotSpot's thread key) run when a JNIEnv is at hand. */
+#include <dlfcn.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "vm/class_unload.h"
+#include "vm/codecache.h"
+#include "vm/hotspot.h"
+#include "vm/javathread.h"
+#include "vm/safe_access.h"
+#include "vm/vm_env.h"
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int capabilities = -1; /* -1 = not decided yet */
+static bool reported;
+
+/* The JVM of this process, if one is running. */
+static JavaVM *find_vm(void) {
+  typedef jint (*get_vms_fn)(JavaVM **, jsize, jsize *);
+  get_vms_fn get_vms;
+  /* POSIX guarantees dlsym results convert to function pointers; the
+   * memcpy keeps -Wpedantic quiet about it. */
+  void *sym = dlsym(RTLD_DEFAULT, "JNI_GetCreatedJavaVMs");
+  memcpy(&get_vms, &sym, sizeof get_vms);
+  JavaVM *vm = NULL;
+  jsize n = 0;
+  if (get_vms == NULL || get_vms(&vm, 1, &n) != JNI_OK || n < 1) return NULL;
+  return vm;
+}
+
+static void report_unsupported(void) {
+  if (reported) return;
+  reported = true;
+  fprintf(stderr, "profile2: %s; profiling is disabled (ASGST_Capabilities() = 0)\n",
+          p2_hotspot_unsupported_reason() ? p2_hotspot_unsupported_reason() : "JVM not supported");
+}
+
+/* Steps that need no Java thread. Called with init_lock held. */
+static int init_vm_view(void) {
+  int rc = p2_hotspot_init();
+  if (rc == 0) rc = p2_code_init();
+  if (rc == 0) rc = p2_safe_access_init();
+  return rc;
+}
+
+static int init_locked(JavaVM *vm) {
+  int rc = init_vm_view();
+  if (rc != 0) {
+    atomic_store(&capabilities, 0);
+    report_unsupported();
+    return rc;
+  }
+  if (vm == NULL) vm = find_vm();
+  if (vm != NULL) {
+    p2_vm_env_set(vm);
+    JNIEnv *env = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) == JNI_OK && env != NULL) p2_thread_discover(env);
+    p2_class_unload_init(vm);
+  }
+  /* The optional parts (ASGST_REGISTER_QUEUE, ASGST_MARK_FRAME) add their
+   * bits here once they are implemented. */
+  atomic_store(&capabilities, PROFILE2_ITERATOR);
+  return 0;
+}
+
+P2_EXPORT int profile2_init(JavaVM *vm) {
+  pthread_mutex_lock(&init_lock);
+  int rc = init_locked(vm);
+  pthread_mutex_unlock(&init_lock);
+  return rc;
+}
+
+__attribute__((constructor)) static void profile2_on_load(void) {
+  /* Only when a JVM is already running: under LD_PRELOAD the library loads
+   * before the JVM exists (and before HotSpot installs its signal handlers,
+   * which ours must chain to); the agent calls profile2_init() later. */
+  if (find_vm() == NULL) return;
+  profile2_init(NULL);
+}
+
+P2_EXPORT int ASGST_Capabilities(void) {
+  int caps = atomic_load(&capabilities);
+  if (caps >= 0) return caps;
+  profile2_init(NULL);
+  caps = atomic_load(&capabilities);
+  return caps < 0 ? 0 : caps;
+}
+
+P2_EXPORT const char *profile2_unsupported_reason(void) { return p2_hotspot_unsupported_reason(); }
+
+P2_EXPORT P2_AS_SAFE int ASGST_ThreadState(void) {
+  int err = 0;
+  void *jt = p2_thread_current(&err);
+  if (jt == NULL) return err == P2_ENOTHREAD ? 0 : err;
+  struct p2_thread_snapshot s;
+  int rc = p2_thread_snapshot(jt, &s);
+  return rc != 0 ? rc : p2_thread_jvmti_state(&s);
+}

@@ -1,0 +1,285 @@
+#include "vm/codecache.h"
+
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "vm/hotspot.h"
+#include "vm/safe_access.h"
+#include "vm/vmstructs.h"
+
+/* JVM_ACC_NATIVE: src/java.base/share/native/include/classfile_constants.h */
+#define ACC_NATIVE 0x0100
+/* CodeHeap segment map: 0xFF marks a free segment, any other value is the
+ * distance (in segments) towards the block start; 0 is the start
+ * (src/hotspot/share/memory/heap.hpp, free_sentinel). */
+#define SEGMAP_FREE 0xFF
+/* Upper bound on segment-map hops: a blob of 64 MiB at 64-byte segments
+ * takes < 2^20/254 hops; anything longer is a corrupt map. */
+#define MAX_HOPS 8192
+/* CodeCache::_heaps holds at most a handful of heaps (non-nmethods,
+ * profiled, non-profiled); more means we read garbage. */
+#define MAX_HEAPS 8
+
+static const char *libjvm_begin, *libjvm_end;
+
+static int find_libjvm(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  if (strstr(info->dlpi_name, "libjvm.so") == NULL) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    const char *lo = (const char *)(info->dlpi_addr + ph->p_vaddr);
+    const char *hi = lo + ph->p_memsz;
+    libjvm_begin = lo;
+    libjvm_end = hi;
+    return 1;
+  }
+  return 0;
+}
+
+int p2_code_init(void) {
+  if (libjvm_begin != NULL) return 0;
+  dl_iterate_phdr(find_libjvm, NULL);
+  return libjvm_begin != NULL ? 0 : P2_EUNSUPPORTED;
+}
+
+static const char *const kind_names[P2_CODE_KIND_COUNT] = {
+    [P2_CODE_UNKNOWN] = "unknown",
+    [P2_CODE_INTERPRETER] = "interpreter",
+    [P2_CODE_NMETHOD] = "nmethod",
+    [P2_CODE_NATIVE_WRAPPER] = "native_wrapper",
+    [P2_CODE_CALL_STUB] = "call_stub",
+    [P2_CODE_ADAPTER] = "adapter",
+    [P2_CODE_VTABLE_STUB] = "vtable_stub",
+    [P2_CODE_RUNTIME_STUB] = "runtime_stub",
+    [P2_CODE_DEOPT_BLOB] = "deopt_blob",
+    [P2_CODE_UNCOMMON_TRAP] = "uncommon_trap_blob",
+    [P2_CODE_EXCEPTION_BLOB] = "exception_blob",
+    [P2_CODE_SAFEPOINT_BLOB] = "safepoint_blob",
+    [P2_CODE_UPCALL_STUB] = "upcall_stub",
+    [P2_CODE_BUFFER_BLOB] = "buffer_blob",
+    [P2_CODE_LIBJVM] = "libjvm",
+    [P2_CODE_NATIVE] = "native",
+};
+
+P2_AS_SAFE const char *p2_code_kind_name(enum p2_code_kind kind) {
+  return (unsigned)kind < P2_CODE_KIND_COUNT ? kind_names[kind] : "invalid";
+}
+
+struct heap {
+  const char *low, *high, *segmap;
+  int32_t log2_segment;
+};
+
+P2_AS_SAFE static int read_heap(const void *heap, struct heap *out) {
+  const struct p2_hs *h = &p2_hs;
+  const char *mem = (const char *)heap + h->heap_memory;
+  const char *seg = (const char *)heap + h->heap_segmap;
+  int rc;
+  if ((rc = p2_safe_ptr(mem, h->vs_low, (void **)&out->low)) != 0 ||
+      (rc = p2_safe_ptr(mem, h->vs_high, (void **)&out->high)) != 0 ||
+      (rc = p2_safe_ptr(seg, h->vs_low, (void **)&out->segmap)) != 0 ||
+      (rc = p2_safe_i32(heap, h->heap_log2_segment, &out->log2_segment)) != 0)
+    return rc;
+  if (out->log2_segment < 4 || out->log2_segment > 16) return P2_EINCONSISTENT;
+  return 0;
+}
+
+/* Find the heap containing pc. 1 = found, 0 = none, < 0 error. */
+P2_AS_SAFE static int heap_for(const void *pc, struct heap *out) {
+  const struct p2_hs *h = &p2_hs;
+  void *heaps, *data;
+  int32_t len;
+  int rc;
+  if ((rc = p2_safe_load_u64(h->codecache_heaps, (uint64_t *)&heaps)) != 0) return rc;
+  if (heaps == NULL) return 0;
+  if ((rc = p2_safe_i32(heaps, h->ga_len, &len)) != 0 || (rc = p2_safe_ptr(heaps, h->ga_data, &data)) != 0)
+    return rc;
+  if (len < 0 || len > MAX_HEAPS) return P2_EINCONSISTENT;
+  for (int32_t i = 0; i < len; i++) {
+    void *heap;
+    if ((rc = p2_safe_ptr(data, (long)i * 8, &heap)) != 0) return rc;
+    if ((rc = read_heap(heap, out)) != 0) return rc;
+    if ((const char *)pc >= out->low && (const char *)pc < out->high) return 1;
+  }
+  return 0;
+}
+
+P2_AS_SAFE bool p2_code_in_code_cache(const void *pc) {
+  struct heap heap;
+  return p2_hotspot_ready() && heap_for(pc, &heap) == 1;
+}
+
+/* The CodeBlob containing pc, or NULL (free space). */
+P2_AS_SAFE static int blob_for(const struct heap *heap, const char *pc, const void **blob) {
+  const struct p2_hs *h = &p2_hs;
+  uint64_t seg = (uint64_t)(pc - heap->low) >> heap->log2_segment;
+  uint8_t hop;
+  int rc;
+  *blob = NULL;
+  if ((rc = p2_safe_load_u8(heap->segmap + seg, &hop)) != 0) return rc;
+  if (hop == SEGMAP_FREE) return 0;
+  for (int i = 0; hop > 0; i++) {
+    if (i >= MAX_HOPS || hop > seg) return P2_EINCONSISTENT;
+    seg -= hop;
+    if ((rc = p2_safe_load_u8(heap->segmap + seg, &hop)) != 0) return rc;
+  }
+  const char *block = heap->low + (seg << heap->log2_segment);
+  uint8_t used;
+  if ((rc = p2_safe_u8(block, h->hb_used, &used)) != 0) return rc;
+  if (!used) return 0;
+  *blob = block + h->heapblock_sizeof;
+  return 0;
+}
+
+P2_AS_SAFE static enum p2_code_kind kind_by_name(const char *name) {
+  /* JDK 17 has no CodeBlob::_kind. These names come from the blob
+   * constructors in src/hotspot/share/code/codeBlob.cpp (jdk-17). */
+  static const struct {
+    const char *name;
+    enum p2_code_kind kind;
+  } names[] = {
+      {"I2C/C2I adapters", P2_CODE_ADAPTER},        {"MethodHandles adapters", P2_CODE_ADAPTER},
+      {"vtable chunks", P2_CODE_VTABLE_STUB},       {"DeoptimizationBlob", P2_CODE_DEOPT_BLOB},
+      {"UncommonTrapBlob", P2_CODE_UNCOMMON_TRAP},  {"ExceptionBlob", P2_CODE_EXCEPTION_BLOB},
+      {"SafepointBlob", P2_CODE_SAFEPOINT_BLOB},    {"Interpreter", P2_CODE_BUFFER_BLOB},
+      {"StubRoutines (1)", P2_CODE_BUFFER_BLOB},    {"StubRoutines (2)", P2_CODE_BUFFER_BLOB},
+      {"native signature handlers", P2_CODE_BUFFER_BLOB},
+  };
+  char buf[32];
+  if (name == NULL) return P2_CODE_UNKNOWN;
+  /* The name is a static string in libjvm; read it fault-tolerantly. */
+  size_t n = 0;
+  for (; n + 1 < sizeof buf; n++) {
+    uint8_t c;
+    if (p2_safe_load_u8(name + n, &c) != 0) return P2_CODE_UNKNOWN;
+    buf[n] = (char)c;
+    if (c == 0) break;
+  }
+  buf[n] = '\0';
+  if (strcmp(buf, p2_hs.ver->nmethod_name) == 0) return P2_CODE_NMETHOD;
+  for (size_t i = 0; i < P2_ARRAY_LEN(names); i++)
+    if (strcmp(buf, names[i].name) == 0) return names[i].kind;
+  /* Every other blob in JDK 17 is a RuntimeStub (named after its entry, e.g.
+   * "_new_instance_Java") or a BufferBlob of stubs. */
+  return P2_CODE_RUNTIME_STUB;
+}
+
+P2_AS_SAFE static enum p2_code_kind kind_by_field(int32_t k) {
+  const struct p2_hs *h = &p2_hs;
+  if (k == h->kind_nmethod) return P2_CODE_NMETHOD;
+  if (k == h->kind_adapter || k == h->kind_mh_adapter) return P2_CODE_ADAPTER;
+  if (k == h->kind_vtable) return P2_CODE_VTABLE_STUB;
+  if (k == h->kind_runtime_stub) return P2_CODE_RUNTIME_STUB;
+  if (k == h->kind_deopt) return P2_CODE_DEOPT_BLOB;
+  if (k == h->kind_uncommon_trap) return P2_CODE_UNCOMMON_TRAP;
+  if (k == h->kind_exception) return P2_CODE_EXCEPTION_BLOB;
+  if (k == h->kind_safepoint) return P2_CODE_SAFEPOINT_BLOB;
+  if (k == h->kind_upcall) return P2_CODE_UPCALL_STUB;
+  if (k == h->kind_buffer) return P2_CODE_BUFFER_BLOB;
+  return P2_CODE_UNKNOWN;
+}
+
+P2_AS_SAFE static int read_nmethod(const void *blob, struct p2_code_info *out) {
+  const struct p2_hs *h = &p2_hs;
+  int64_t v;
+  int rc;
+  if ((rc = p2_safe_ptr(blob, h->nm_method, &out->method)) != 0) return rc;
+  if ((rc = p2_read_ifield(blob, h->nm_comp_level, true, &v)) != 0) return rc;
+  out->comp_level = (int32_t)v;
+  if ((rc = p2_safe_i32(blob, h->nm_entry_bci, &out->entry_bci)) != 0) return rc;
+  if ((rc = p2_safe_i32(blob, h->nm_compile_id, &out->compile_id)) != 0) return rc;
+  if ((rc = p2_read_ifield(blob, h->nm_state, true, &v)) != 0) return rc;
+  out->state = (int32_t)v;
+  out->osr = out->entry_bci != -1; /* InvocationEntryBci */
+  out->not_entrant = out->state == h->ver->nm_not_entrant;
+  if (out->method != NULL) {
+    int64_t flags;
+    if ((rc = p2_read_ifield(out->method, h->method_access_flags, false, &flags)) != 0) return rc;
+    if (flags & ACC_NATIVE) out->kind = P2_CODE_NATIVE_WRAPPER;
+  }
+  return 0;
+}
+
+P2_AS_SAFE static int read_blob(const void *blob, const char *pc, struct p2_code_info *out) {
+  const struct p2_hs *h = &p2_hs;
+  int32_t size, frame_complete_i32 = -1;
+  int64_t v;
+  int rc;
+  out->blob = blob;
+  if ((rc = p2_safe_i32(blob, h->cb_size, &size)) != 0) return rc;
+  if (size <= 0 || pc >= (const char *)blob + size) return P2_EINCONSISTENT;
+  if ((rc = p2_safe_ptr(blob, h->cb_name, (void **)&out->name)) != 0) return rc;
+  if (h->cb_code_begin >= 0) {
+    if ((rc = p2_safe_ptr(blob, h->cb_code_begin, (void **)&out->code_begin)) != 0 ||
+        (rc = p2_safe_ptr(blob, h->cb_code_end, (void **)&out->code_end)) != 0)
+      return rc;
+  } else {
+    int32_t code_off, data_off;
+    if ((rc = p2_safe_i32(blob, h->cb_code_offset, &code_off)) != 0 ||
+        (rc = p2_safe_i32(blob, h->cb_data_offset, &data_off)) != 0)
+      return rc;
+    out->code_begin = (const char *)blob + code_off;
+    out->code_end = (const char *)blob + data_off;
+  }
+  if ((rc = p2_safe_i32(blob, h->cb_frame_size, &out->frame_size)) != 0) return rc;
+  if ((rc = p2_read_ifield(blob, h->cb_frame_complete, true, &v)) != 0) return rc;
+  frame_complete_i32 = (int32_t)v;
+  out->frame_complete = frame_complete_i32;
+  if (h->cb_kind.off >= 0) {
+    if ((rc = p2_read_ifield(blob, h->cb_kind, false, &v)) != 0) return rc;
+    out->kind = kind_by_field((int32_t)v);
+  } else {
+    out->kind = kind_by_name(out->name);
+  }
+  if (out->kind == P2_CODE_NMETHOD) return read_nmethod(blob, out);
+  return 0;
+}
+
+P2_AS_SAFE int p2_code_classify(const void *pc, struct p2_code_info *out) {
+  const struct p2_hs *h = &p2_hs;
+  memset(out, 0, sizeof *out);
+  out->frame_complete = -1;
+  out->entry_bci = -1;
+  if (!p2_hotspot_ready()) return P2_ENOINIT;
+
+  void *call_stub_ret, *sq;
+  int rc;
+  if ((rc = p2_safe_load_u64(h->call_stub_return, (uint64_t *)&call_stub_ret)) != 0) return rc;
+  if (pc == call_stub_ret) {
+    out->kind = P2_CODE_CALL_STUB;
+  }
+  /* The interpreter's codelets live in one StubQueue. */
+  if ((rc = p2_safe_load_u64(h->interpreter_code, (uint64_t *)&sq)) != 0) return rc;
+  if (sq != NULL && out->kind == P2_CODE_UNKNOWN) {
+    const char *buf;
+    int32_t limit;
+    if ((rc = p2_safe_ptr(sq, h->sq_buffer, (void **)&buf)) != 0 || (rc = p2_safe_i32(sq, h->sq_limit, &limit)) != 0)
+      return rc;
+    if ((const char *)pc >= buf && (const char *)pc < buf + limit) {
+      out->kind = P2_CODE_INTERPRETER;
+      out->code_begin = buf;
+      out->code_end = buf + limit;
+      return 0;
+    }
+  }
+
+  struct heap heap;
+  rc = heap_for(pc, &heap);
+  if (rc < 0) return rc;
+  if (rc == 0) {
+    if (out->kind == P2_CODE_CALL_STUB) return 0;
+    out->kind = (const char *)pc >= libjvm_begin && (const char *)pc < libjvm_end ? P2_CODE_LIBJVM : P2_CODE_NATIVE;
+    return 0;
+  }
+  const void *blob;
+  if ((rc = blob_for(&heap, pc, &blob)) != 0) return rc;
+  if (blob == NULL) return 0; /* free code cache space: UNKNOWN */
+  enum p2_code_kind pre = out->kind;
+  if ((rc = read_blob(blob, pc, out)) != 0) return rc;
+  if (pre == P2_CODE_CALL_STUB) out->kind = P2_CODE_CALL_STUB;
+  return 0;
+}

@@ -1,0 +1,37 @@
+/* The few HotSpot facts that VMStructs does not export, keyed by JDK feature
+ * version. Each value names the HotSpot source file that states it. A JDK
+ * whose version is not listed here is refused (ASGST_Capabilities() == 0)
+ * rather than guessed at: add a row only after the JVM tests pass on it. */
+#include "vm/hotspot.h"
+
+#include <stddef.h>
+
+static const struct p2_hs_version versions[] = {
+    {
+        .major = 17,
+        /* src/hotspot/share/code/nmethod.hpp (jdk-17): in_use = 0, not_used = 1,
+         * not_entrant = 2, unloaded = 3, zombie = 4 */
+        .nm_in_use = 0,
+        .nm_not_entrant = 2,
+        /* src/hotspot/share/code/compressedStream.hpp (jdk-17): L = 192 */
+        .line_stream = 0,
+        /* src/hotspot/share/code/compiledMethod.cpp (jdk-17): CodeBlob name */
+        .nmethod_name = "nmethod",
+    },
+    {
+        .major = 25,
+        /* src/hotspot/share/code/nmethod.hpp (jdk-25): in_use = 0, not_entrant = 1 */
+        .nm_in_use = 0,
+        .nm_not_entrant = 1,
+        /* src/hotspot/share/utilities/unsigned5.hpp (jdk-21+): X = 1, L = 191 */
+        .line_stream = 1,
+        /* jdk-25 exports CodeBlob::_kind; the name is only a cross-check */
+        .nmethod_name = "nmethod",
+    },
+};
+
+const struct p2_hs_version *p2_hotspot_version(int major) {
+  for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+    if (versions[i].major == major) return &versions[i];
+  return NULL;
+}
