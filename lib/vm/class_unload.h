@@ -6,7 +6,7 @@
  * the information functions) when it is prepared, learns of its unloading
  * when its java.lang.Class mirror is freed (JVMTI ObjectFree on a tag), and
  * calls the handlers with the snapshot published: while they run, the
- * information functions answer for the dead Method*/Klass* from it. */
+ * information functions answer for the dead Method* and Klass* from it. */
 #ifndef P2_CLASS_UNLOAD_H
 #define P2_CLASS_UNLOAD_H
 
