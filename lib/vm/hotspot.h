@@ -33,6 +33,13 @@ struct p2_hs_version {
   /* CodeBlob::_name of nmethods where there is no CodeBlob::_kind
    * (code/nmethod.cpp, CompiledMethod constructor). */
   const char *nmethod_name;
+  /* x86_64 frame layout, in words from fp (src/hotspot/cpu/x86/frame_x86.hpp):
+   * interpreter_frame_method_offset, _bcp_offset, _locals_offset,
+   * entry_frame_call_wrapper_offset. */
+  int interp_method_slot, interp_bcp_slot, interp_locals_slot, entry_call_wrapper_slot;
+  /* Whether the locals slot holds an offset from fp instead of a pointer
+   * (JDK-8299795 "relativize locals", JDK 21+). */
+  bool interp_locals_relative;
 };
 
 struct p2_hs {

@@ -17,6 +17,12 @@ static const struct p2_hs_version versions[] = {
         .line_stream = 0,
         /* src/hotspot/share/code/compiledMethod.cpp (jdk-17): CodeBlob name */
         .nmethod_name = "nmethod",
+        /* src/hotspot/cpu/x86/frame_x86.hpp (jdk-17) */
+        .interp_method_slot = -3,
+        .interp_bcp_slot = -8,
+        .interp_locals_slot = -7,
+        .entry_call_wrapper_slot = -6,
+        .interp_locals_relative = false,
     },
     {
         .major = 25,
@@ -27,6 +33,13 @@ static const struct p2_hs_version versions[] = {
         .line_stream = 1,
         /* jdk-25 exports CodeBlob::_kind; the name is only a cross-check */
         .nmethod_name = "nmethod",
+        /* src/hotspot/cpu/x86/frame_x86.hpp (jdk-25): same slots, but the
+         * locals slot is relative to fp */
+        .interp_method_slot = -3,
+        .interp_bcp_slot = -8,
+        .interp_locals_slot = -7,
+        .entry_call_wrapper_slot = -6,
+        .interp_locals_relative = true,
     },
 };
 
