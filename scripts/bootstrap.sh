@@ -43,7 +43,7 @@ step() {
   shift
   if ! "$@" >"$log" 2>&1 </dev/null; then
     tail -n 60 "$log" | sed 's/^/  | /' >&2
-    echo "bootstrap.sh: FAILED: $what (command: $*)" >&2
+    echo "bootstrap.sh: FAILED at step '$what': $*" >&2
     exit 1
   fi
 }
@@ -76,19 +76,22 @@ if ((${#missing[@]} > 0)); then
     as_root=(sudo)
   fi
   export DEBIAN_FRONTEND=noninteractive
-  step "apt-get update" "${as_root[@]}" apt-get update -qq
-  step "apt-get install ${missing[*]}" "${as_root[@]}" \
+  step "update the package lists" "${as_root[@]}" apt-get update -qq
+  # Slim Debian images drop /usr/share/man, and the JDK's postinst fails
+  # registering its man pages with update-alternatives without it.
+  step "create /usr/share/man/man1 for the JDK" "${as_root[@]}" mkdir -p /usr/share/man/man1
+  step "install ${missing[*]}" "${as_root[@]}" \
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 # --- 2. configure --------------------------------------------------------------
 if [[ -f $builddir/meson-private/coredata.dat ]]; then
   if (($# > 0)); then
-    step "meson configure $builddir $*" meson configure "$builddir" "$@"
+    step "configure $builddir" meson configure "$builddir" "$@"
   fi
 else
-  step "meson setup $builddir $*" meson setup "$builddir" "$@"
+  step "configure $builddir" meson setup "$builddir" "$@"
 fi
 
 # --- 3. build ------------------------------------------------------------------
-step "ninja -C $builddir (build)" ninja -C "$builddir"
+step "build $builddir" ninja -C "$builddir"
