@@ -160,7 +160,9 @@ P2_AS_SAFE static enum p2_code_kind kind_by_name(const char *name) {
     if (c == 0) break;
   }
   buf[n] = '\0';
-  if (strcmp(buf, p2_hs.ver->nmethod_name) == 0) return P2_CODE_NMETHOD;
+  for (size_t i = 0; i < P2_ARRAY_LEN(p2_hs.ver->nmethod_names); i++)
+    if (p2_hs.ver->nmethod_names[i] != NULL && strcmp(buf, p2_hs.ver->nmethod_names[i]) == 0)
+      return P2_CODE_NMETHOD;
   for (size_t i = 0; i < P2_ARRAY_LEN(names); i++)
     if (strcmp(buf, names[i].name) == 0) return names[i].kind;
   /* Every other blob in JDK 17 is a RuntimeStub (named after its entry, e.g.

@@ -176,6 +176,31 @@ static void read_code(void) {
   h->nm_entry_bci = need_off("nmethod", "_entry_bci");
   h->nm_compile_id = need_off("nmethod", "_compile_id");
   h->nm_orig_pc_offset = need_off("nmethod", "_orig_pc_offset");
+  if (opt_off("nmethod", "_immutable_data") >= 0) {
+    h->nm_immutable_data = need_off("nmethod", "_immutable_data");
+    h->nm_immutable_size = need_off("nmethod", "_immutable_data_size");
+    h->nm_scopes_pcs_off = need_off("nmethod", "_scopes_pcs_offset");
+    h->nm_scopes_data_off = need_off("nmethod", "_scopes_data_offset");
+    /* Metadata (Method*, Klass*) referenced by the code: right after the
+     * relocations in the mutable data (nmethod::metadata_begin, jdk-25;
+     * checked by tests/jvm/walk against JVMTI). */
+    h->cb_mutable_data = need_off("CodeBlob", "_mutable_data");
+    h->cb_relocation_size = need_off("CodeBlob", "_relocation_size");
+    h->nm_deopt_handler_off = need_off("nmethod", "_deopt_handler_offset");
+    h->nm_scopes_data_begin = h->nm_metadata_off = h->nm_dependencies_off = h->nm_deopt_handler_begin = -1;
+  } else {
+    h->nm_immutable_data = h->nm_immutable_size = h->nm_scopes_data_off = h->nm_deopt_handler_off = -1;
+    h->cb_mutable_data = h->cb_relocation_size = -1;
+    h->nm_scopes_pcs_off = need_off("nmethod", "_scopes_pcs_offset");
+    h->nm_dependencies_off = need_off("nmethod", "_dependencies_offset");
+    h->nm_metadata_off = need_off("nmethod", "_metadata_offset");
+    h->nm_scopes_data_begin = need_off("CompiledMethod", "_scopes_data_begin");
+    h->nm_deopt_handler_begin = need_off("CompiledMethod", "_deopt_handler_begin");
+  }
+  h->pcdesc_sizeof = need_size("PcDesc");
+  h->pcdesc_pc_offset = need_off("PcDesc", "_pc_offset");
+  h->pcdesc_scope_offset = need_off("PcDesc", "_scope_decode_offset");
+  h->jcw_anchor = need_off("JavaCallWrapper", "_anchor");
   h->nm_state = ifield("nmethod", "_state", true);
   h->nm_comp_level = ifield("nmethod", "_comp_level", true);
 

@@ -30,9 +30,9 @@ struct p2_hs_version {
    * 0 = JDK 17 (code/compressedStream.cpp, L=192, lg_H=6, 5 bytes max),
    * 1 = UNSIGNED5 with excluded zero byte (utilities/unsigned5.hpp, JDK 21+). */
   int line_stream;
-  /* CodeBlob::_name of nmethods where there is no CodeBlob::_kind
-   * (code/nmethod.cpp, CompiledMethod constructor). */
-  const char *nmethod_name;
+  /* CodeBlob::_name of nmethods (Java methods, native wrappers) where there
+   * is no CodeBlob::_kind (code/nmethod.cpp constructors). */
+  const char *nmethod_names[2];
   /* x86_64 frame layout, in words from fp (src/hotspot/cpu/x86/frame_x86.hpp):
    * interpreter_frame_method_offset, _bcp_offset, _locals_offset,
    * entry_frame_call_wrapper_offset. */
@@ -83,6 +83,20 @@ struct p2_hs {
       kind_runtime_stub, kind_deopt, kind_safepoint, kind_exception, kind_uncommon_trap,
       kind_upcall;
   long nm_method, nm_entry_bci, nm_compile_id, nm_orig_pc_offset;
+  /* Debug information of an nmethod. JDK 17: absolute/header-relative
+   * (nm_scopes_pcs_off, nm_dependencies_off, nm_metadata_off are int fields
+   * holding offsets from the blob; nm_scopes_data_begin holds a pointer).
+   * JDK 25: PcDescs and scopes live in the immutable data block
+   * (nm_immutable_data pointer; nm_scopes_pcs_off and nm_scopes_data_off
+   * hold offsets into it); the metadata table follows the relocations in
+   * the mutable data block (cb_mutable_data + cb_relocation_size). */
+  long nm_scopes_pcs_off, nm_dependencies_off, nm_metadata_off, nm_scopes_data_begin;
+  long nm_immutable_data, nm_immutable_size, nm_scopes_data_off;
+  long cb_mutable_data, cb_relocation_size;
+  long nm_deopt_handler_begin;    /* JDK 17: absolute pointer field */
+  long nm_deopt_handler_off;      /* JDK 25: offset from the blob */
+  long pcdesc_sizeof, pcdesc_pc_offset, pcdesc_scope_offset;
+  long jcw_anchor;                /* JavaCallWrapper::_anchor */
   struct p2_ifield nm_state, nm_comp_level;
   /* Interpreter and stubs */
   void *const *interpreter_code; /* StubQueue** */

@@ -15,8 +15,9 @@ static const struct p2_hs_version versions[] = {
         .nm_not_entrant = 2,
         /* src/hotspot/share/code/compressedStream.hpp (jdk-17): L = 192 */
         .line_stream = 0,
-        /* src/hotspot/share/code/compiledMethod.cpp (jdk-17): CodeBlob name */
-        .nmethod_name = "nmethod",
+        /* src/hotspot/share/code/nmethod.cpp (jdk-17): the names given to
+         * CompiledMethod by the nmethod and native-wrapper constructors */
+        .nmethod_names = {"nmethod", "native nmethod"},
         /* src/hotspot/cpu/x86/frame_x86.hpp (jdk-17) */
         .interp_method_slot = -3,
         .interp_bcp_slot = -8,
@@ -31,8 +32,8 @@ static const struct p2_hs_version versions[] = {
         .nm_not_entrant = 1,
         /* src/hotspot/share/utilities/unsigned5.hpp (jdk-21+): X = 1, L = 191 */
         .line_stream = 1,
-        /* jdk-25 exports CodeBlob::_kind; the name is only a cross-check */
-        .nmethod_name = "nmethod",
+        /* jdk-25 exports CodeBlob::_kind; names are not used */
+        .nmethod_names = {"nmethod", "native nmethod"},
         /* src/hotspot/cpu/x86/frame_x86.hpp (jdk-25): same slots, but the
          * locals slot is relative to fp */
         .interp_method_slot = -3,

@@ -1,0 +1,444 @@
+#include "walk/walker.h"
+
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "vm/codecache.h"
+#include "vm/hotspot.h"
+#include "vm/javathread.h"
+#include "vm/safe_access.h"
+
+/* JVM_ACC_NATIVE (classfile_constants.h) */
+#define ACC_NATIVE 0x0100
+/* Native frames followed by frame pointer from a leaf call in Java state
+ * (e.g. SharedRuntime::dsin) before giving up on finding Java code. */
+#define MAX_LEAF_HOPS 32
+
+enum sender_kind {
+  SENDER_INTERPRETED = 1, /* fp-based interpreter frame */
+  SENDER_COMPILED,        /* usp + frame size */
+  SENDER_FRAMELESS0,      /* return address at sp[0] (frame not built / popped) */
+  SENDER_FRAMELESS1,      /* return address at sp[1] (only rbp pushed) */
+  SENDER_FP_CHAIN,        /* native or stub frame with an rbp frame */
+};
+
+P2_AS_SAFE static bool in_stack(const struct p2_walker *w, const char *p) {
+  return p >= w->stack_lo && p <= w->stack_hi;
+}
+
+P2_AS_SAFE static int load_ptr(const char *addr, const char **out) {
+  return p2_safe_load_u64(addr, (uint64_t *)(void *)out);
+}
+
+/* Is ret the address right after a call instruction in code that calls Java
+ * or is called by it? Checked before trusting a return address found by a
+ * heuristic (prologue/epilogue), never for frames HotSpot describes. */
+P2_AS_SAFE static bool plausible_return(const char *ret) {
+  struct p2_code_info ci;
+  if (ret == NULL || p2_code_classify(ret, &ci) != 0) return false;
+  switch (ci.kind) {
+  case P2_CODE_INTERPRETER:
+  case P2_CODE_NMETHOD:
+  case P2_CODE_NATIVE_WRAPPER:
+  case P2_CODE_CALL_STUB:
+  case P2_CODE_ADAPTER:
+  case P2_CODE_RUNTIME_STUB:
+  case P2_CODE_BUFFER_BLOB:
+  case P2_CODE_UPCALL_STUB:
+    break;
+  default:
+    return false;
+  }
+  uint8_t b[8];
+  if (p2_safe_copy(b, ret - 8, 8) != 0) return false;
+  /* b[7] is ret[-1]. call rel32: E8; call r/m: FF /2 with 0-, 1- or 4-byte
+   * displacement, optionally after a REX prefix. */
+  if (b[3] == 0xE8) return true;
+  for (int len = 2; len <= 7; len++) {
+    uint8_t op = b[8 - len], modrm = b[8 - len + 1];
+    if (op == 0xFF && (modrm & 0x38) == 0x10) return true;
+  }
+  return false;
+}
+
+P2_AS_SAFE static void clear_frame(ASGST_Frame *f) {
+  memset(f, 0, sizeof *f);
+  f->comp_level = -1;
+  f->bci = -1;
+}
+
+P2_AS_SAFE static int step(struct p2_walker *w) {
+  const char *pc = NULL, *sp = NULL, *fp = NULL, *usp = NULL;
+  int rc;
+  switch (w->sender_kind) {
+  case SENDER_INTERPRETED:
+  case SENDER_FP_CHAIN:
+    if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
+    if ((rc = load_ptr(w->cur.fp + 8, &pc)) != 0 || (rc = load_ptr(w->cur.fp, &fp)) != 0) return rc;
+    sp = w->cur.fp + 16;
+    usp = sp;
+    /* interpreter_frame_sender_sp: the caller's sp before a c2i adapter
+     * extended it (frame::sender_for_interpreter_frame). */
+    if (w->sender_kind == SENDER_INTERPRETED && (rc = load_ptr(w->cur.fp - 8, &usp)) != 0) return rc;
+    break;
+  case SENDER_COMPILED:
+    sp = w->usp + (long)w->frame_words * 8;
+    if ((rc = load_ptr(sp - 8, &pc)) != 0 || (rc = load_ptr(sp - 16, &fp)) != 0) return rc;
+    usp = sp;
+    break;
+  case SENDER_FRAMELESS0:
+  case SENDER_FRAMELESS1: {
+    long k = w->sender_kind == SENDER_FRAMELESS0 ? 0 : 1;
+    if ((rc = load_ptr(w->cur.sp + k * 8, &pc)) != 0) return rc;
+    sp = w->cur.sp + (k + 1) * 8;
+    fp = w->cur.fp;
+    usp = sp;
+    break;
+  }
+  default:
+    return P2_EINCONSISTENT;
+  }
+  if (pc == NULL) return P2_ENOFRAME;
+  if (sp <= w->cur.sp || !in_stack(w, sp) || usp == NULL || !in_stack(w, usp)) return P2_EINCONSISTENT;
+  w->cur.pc = pc;
+  w->cur.sp = sp;
+  w->cur.fp = fp;
+  w->usp = usp;
+  w->top = false;
+  return 1;
+}
+
+/* An entry frame (call stub): continue with the older Java frames recorded
+ * in its JavaCallWrapper's anchor, or end at the bottom of the stack. */
+P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
+  const struct p2_hs *h = &p2_hs;
+  const char *wrapper, *sp, *pc, *fp;
+  int rc;
+  if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
+  if ((rc = load_ptr(w->cur.fp + h->ver->entry_call_wrapper_slot * 8L, &wrapper)) != 0) return rc;
+  const char *anchor = wrapper + h->jcw_anchor;
+  if ((rc = load_ptr(anchor + h->anchor_sp, &sp)) != 0) return rc;
+  if (sp == NULL) return P2_ENOFRAME; /* the first Java call of this thread */
+  if ((rc = load_ptr(anchor + h->anchor_pc, &pc)) != 0 || (rc = load_ptr(anchor + h->anchor_fp, &fp)) != 0)
+    return rc;
+  if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
+  if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
+  w->cur.pc = pc;
+  w->cur.sp = sp;
+  w->cur.fp = fp;
+  w->usp = sp;
+  return 1;
+}
+
+/* Where the return address of the top compiled frame is, given that the
+ * signal may have hit its prologue or epilogue. Sets w->sender_kind. */
+P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_code_info *ci) {
+  const char *ret;
+  bool in_prologue = ci->frame_complete >= 0 && w->cur.pc < ci->code_begin + ci->frame_complete;
+  int guess = SENDER_COMPILED;
+  if (in_prologue) {
+    guess = SENDER_FRAMELESS0;
+  } else {
+    uint8_t b[2] = {0, 0};
+    p2_safe_copy(b, w->cur.pc, 2);
+    if (b[0] == 0xC3) /* ret: frame popped */
+      guess = SENDER_FRAMELESS0;
+    else if (b[0] == 0x5D) /* pop rbp: only rbp left */
+      guess = SENDER_FRAMELESS1;
+    else if (b[0] == 0x49 && b[1] == 0x3B) /* cmp rsp,[r15+poll]: return poll after the pop */
+      guess = SENDER_FRAMELESS0;
+  }
+  static const int order[][3] = {
+      [SENDER_COMPILED] = {SENDER_COMPILED, SENDER_FRAMELESS0, SENDER_FRAMELESS1},
+      [SENDER_FRAMELESS0] = {SENDER_FRAMELESS0, SENDER_FRAMELESS1, SENDER_COMPILED},
+      [SENDER_FRAMELESS1] = {SENDER_FRAMELESS1, SENDER_FRAMELESS0, SENDER_COMPILED},
+  };
+  for (int i = 0; i < 3; i++) {
+    int k = order[guess][i];
+    const char *slot = k == SENDER_COMPILED    ? w->usp + (long)ci->frame_size * 8 - 8
+                       : k == SENDER_FRAMELESS0 ? w->cur.sp
+                                                : w->cur.sp + 8;
+    if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0) continue;
+    if (plausible_return(ret)) {
+      w->sender_kind = k;
+      return 0;
+    }
+  }
+  return in_prologue ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+}
+
+/* The pc whose debug information describes a compiled frame: a frame being
+ * deoptimized returns to the deopt handler and keeps its real pc in the
+ * frame (frame::is_deoptimized_frame, nmethod::_orig_pc_offset). */
+P2_AS_SAFE static const char *debug_pc(const struct p2_walker *w, const struct p2_code_info *ci) {
+  const struct p2_hs *h = &p2_hs;
+  const char *deopt = NULL, *orig;
+  int32_t off, orig_off;
+  if (h->nm_deopt_handler_begin >= 0)
+    load_ptr((const char *)ci->blob + h->nm_deopt_handler_begin, &deopt);
+  else if (p2_safe_i32(ci->blob, h->nm_deopt_handler_off, &off) == 0)
+    deopt = (const char *)ci->blob + off;
+  if (deopt == NULL || w->cur.pc != deopt) return w->cur.pc;
+  if (p2_safe_i32(ci->blob, h->nm_orig_pc_offset, &orig_off) != 0 ||
+      load_ptr(w->usp + orig_off, &orig) != 0)
+    return w->cur.pc;
+  return orig;
+}
+
+P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
+  const struct p2_hs *h = &p2_hs;
+  const char *fp = w->cur.fp, *method, *bcp, *cm;
+  uint16_t code_size;
+  int64_t flags;
+  if (!in_stack(w, fp)) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+  if (load_ptr(fp + h->ver->interp_method_slot * 8L, &method) != 0 || method == NULL ||
+      load_ptr(method + h->method_const, &cm) != 0 || cm == NULL ||
+      p2_safe_u16(cm, h->cm_code_size, &code_size) != 0 ||
+      p2_read_ifield(method, h->method_access_flags, false, &flags) != 0)
+    return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+  f->method = (ASGST_Method)method;
+  f->comp_level = 0;
+  f->pc = (void *)w->cur.pc;
+  f->sp = (void *)w->cur.sp;
+  f->fp = (void *)fp;
+  if (flags & ACC_NATIVE) {
+    f->type = ASGST_FRAME_JAVA_NATIVE;
+    f->bci = -1;
+  } else {
+    const char *base = cm + h->cm_sizeof;
+    if (load_ptr(fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
+    if (bcp < base || bcp >= base + code_size) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+    f->type = ASGST_FRAME_JAVA;
+    f->bci = (int)(bcp - base);
+  }
+  w->sender_kind = SENDER_INTERPRETED;
+  return 1;
+}
+
+/* Decode the physical frame at w->cur. Returns 1 with *f filled (a Java or
+ * non-Java frame to yield), 2 when the frame yields nothing itself (stub,
+ * entry frame, or scopes to expand), 0 at the end, < 0 on error. */
+P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
+  struct p2_code_info ci;
+  int rc = p2_code_classify(w->cur.pc, &ci);
+  bool exact = !(w->top && !w->start_at_anchor);
+  if (rc != 0) return rc;
+  switch (ci.kind) {
+  case P2_CODE_INTERPRETER:
+    rc = interpreted_frame(w, f);
+    if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) return 0;
+    w->advance_pending = rc == 1;
+    return rc;
+
+  case P2_CODE_NMETHOD: {
+    if (exact)
+      w->sender_kind = SENDER_COMPILED;
+    else if ((rc = top_compiled_sender(w, &ci)) != 0)
+      return rc;
+    if (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) {
+      f->type = ASGST_FRAME_JAVA;
+      f->pc = (void *)w->cur.pc;
+      f->sp = (void *)w->cur.sp;
+      f->fp = (void *)w->cur.fp;
+      return 0;
+    }
+    rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact, &w->scopes);
+    if (rc != 0) return rc;
+    w->in_scopes = true;
+    w->scope_level = (int8_t)ci.comp_level;
+    w->frame_pc = w->cur.pc;
+    w->frame_words = ci.frame_size;
+    return 2;
+  }
+
+  case P2_CODE_NATIVE_WRAPPER:
+    if (exact)
+      w->sender_kind = SENDER_COMPILED;
+    else if ((rc = top_compiled_sender(w, &ci)) != 0)
+      return rc;
+    f->type = ASGST_FRAME_JAVA_NATIVE;
+    f->method = (ASGST_Method)ci.method;
+    f->comp_level = ci.comp_level;
+    f->bci = -1;
+    f->pc = (void *)w->cur.pc;
+    f->sp = (void *)w->cur.sp;
+    f->fp = (void *)w->cur.fp;
+    w->frame_words = ci.frame_size;
+    w->advance_pending = true;
+    return 1;
+
+  case P2_CODE_CALL_STUB:
+    rc = enter_older_segment(w);
+    return rc == 1 ? 2 : rc;
+
+  case P2_CODE_ADAPTER:
+  case P2_CODE_RUNTIME_STUB:
+  case P2_CODE_VTABLE_STUB:
+  case P2_CODE_DEOPT_BLOB:
+  case P2_CODE_UNCOMMON_TRAP:
+  case P2_CODE_EXCEPTION_BLOB:
+  case P2_CODE_SAFEPOINT_BLOB:
+  case P2_CODE_UPCALL_STUB:
+  case P2_CODE_BUFFER_BLOB:
+    /* Stubs with a described frame step by its size; the rest are leaf stubs
+     * (return address on top) or keep an rbp frame. */
+    if (ci.frame_size > 0 && (ci.frame_complete < 0 || w->cur.pc >= ci.code_begin + ci.frame_complete)) {
+      w->sender_kind = SENDER_COMPILED;
+      w->frame_words = ci.frame_size;
+    } else {
+      const char *ret;
+      if (in_stack(w, w->cur.sp) && load_ptr(w->cur.sp, &ret) == 0 && plausible_return(ret))
+        w->sender_kind = SENDER_FRAMELESS0;
+      else
+        w->sender_kind = SENDER_FP_CHAIN;
+    }
+    w->advance_pending = true;
+    if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
+      f->type = ASGST_FRAME_NON_JAVA;
+      f->pc = (void *)w->cur.pc;
+      f->sp = (void *)w->cur.sp;
+      f->fp = (void *)w->cur.fp;
+      return 1;
+    }
+    return 2;
+
+  case P2_CODE_LIBJVM:
+  case P2_CODE_NATIVE:
+    /* Only reachable as the top frame of a thread in Java state: a leaf
+     * call into C code. Follow the frame pointers (libjvm keeps them) to
+     * the Java caller. */
+    if (w->steps > MAX_LEAF_HOPS || !in_stack(w, w->cur.fp)) return P2_EUNKNOWNCODE;
+    w->sender_kind = SENDER_FP_CHAIN;
+    w->advance_pending = true;
+    if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
+      f->type = ASGST_FRAME_NON_JAVA;
+      f->pc = (void *)w->cur.pc;
+      f->sp = (void *)w->cur.sp;
+      f->fp = (void *)w->cur.fp;
+      return 1;
+    }
+    return 2;
+
+  default:
+    return P2_EUNKNOWNCODE;
+  }
+}
+
+P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
+  clear_frame(f);
+  for (;;) {
+    if (w->state <= 0) return w->state;
+    /* A walk can visit at most one physical frame per 16 bytes of stack. */
+    if (++w->steps > (uint64_t)(w->stack_hi - w->stack_lo) / 16 + 16) {
+      w->state = P2_EINCONSISTENT;
+      continue;
+    }
+    if (w->in_scopes) {
+      void *m;
+      int32_t bci;
+      bool outer;
+      int rc = p2_scopes_next(&w->scopes, &m, &bci, &outer);
+      if (rc <= 0) {
+        w->state = rc < 0 ? rc : P2_EINCONSISTENT; /* scopes end before the outermost */
+        continue;
+      }
+      f->type = outer ? ASGST_FRAME_JAVA : ASGST_FRAME_JAVA_INLINED;
+      f->method = (ASGST_Method)m;
+      f->bci = bci;
+      f->comp_level = w->scope_level;
+      f->pc = (void *)w->frame_pc;
+      f->sp = (void *)w->cur.sp;
+      f->fp = (void *)w->cur.fp;
+      if (outer) {
+        w->in_scopes = false;
+        w->advance_pending = true;
+      }
+      return 1;
+    }
+    if (w->advance_pending) {
+      w->advance_pending = false;
+      int rc = step(w);
+      if (rc <= 0) {
+        w->state = rc;
+        continue;
+      }
+    }
+    int rc = decode(w, f);
+    if (rc == 1) return 1;
+    if (rc == 2) {
+      clear_frame(f);
+      continue;
+    }
+    if (rc == 0) {
+      w->state = 0;
+      return 0; /* END_ON_FIRST_JAVA_FRAME keeps pc/sp/fp in *f */
+    }
+    clear_frame(f);
+    w->state = rc;
+  }
+}
+
+P2_AS_SAFE static int init_thread(struct p2_walker *w, void *jt, int options, struct p2_thread_snapshot *s) {
+  memset(w, 0, sizeof *w);
+  w->options = options;
+  w->thread = jt;
+  int rc = p2_thread_snapshot(jt, s);
+  if (rc != 0) return rc;
+  if (s->exiting) return P2_ETHREADEXIT;
+  w->stack_hi = s->stack_base;
+  w->stack_lo = (const char *)s->stack_base - s->stack_size;
+  w->state = 1;
+  return 0;
+}
+
+P2_AS_SAFE static int start_from_anchor(struct p2_walker *w, const struct p2_thread_snapshot *s) {
+  const char *pc = s->last_java_pc;
+  if (s->last_java_sp == NULL) return P2_ENOJAVA;
+  if (pc == NULL && load_ptr((const char *)s->last_java_sp - 8, &pc) != 0) return P2_EFAULT;
+  w->cur = (struct p2_regs){pc, s->last_java_sp, s->last_java_fp};
+  w->usp = w->cur.sp;
+  w->start_at_anchor = true;
+  return 0;
+}
+
+P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *regs, int options) {
+  int err;
+  void *jt = p2_thread_current(&err);
+  if (jt == NULL) return err;
+  struct p2_thread_snapshot s;
+  int rc = init_thread(w, jt, options, &s);
+  if (rc != 0) return rc;
+  int state = s.state & ~1; /* _trans states are odd */
+  if (state == p2_hs.ts_in_java) {
+    w->cur = *regs;
+    w->usp = regs->sp;
+  } else if (state == p2_hs.ts_in_native || state == p2_hs.ts_in_vm || state == p2_hs.ts_blocked) {
+    /* Native or VM code on top: the Java frames start at the anchor. */
+    if ((rc = start_from_anchor(w, &s)) != 0) return rc;
+  } else {
+    return s.state == p2_hs.ts_new ? P2_ENOJAVA : P2_EUNSAFESTATE;
+  }
+  w->top = true;
+  w->start = w->cur;
+  return ASGST_JAVA_TRACE;
+}
+
+P2_AS_SAFE int p2_walker_init_anchor(struct p2_walker *w, void *jt, int options) {
+  struct p2_thread_snapshot s;
+  int rc = init_thread(w, jt, options, &s);
+  if (rc != 0) return rc;
+  if ((rc = start_from_anchor(w, &s)) != 0) return rc;
+  w->top = true;
+  w->start = w->cur;
+  return ASGST_JAVA_TRACE;
+}
+
+P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
+  w->cur = w->start;
+  w->usp = w->start.sp;
+  w->top = true;
+  w->in_scopes = false;
+  w->advance_pending = false;
+  w->state = 1;
+  w->steps = 0;
+}

@@ -1,0 +1,63 @@
+/* The frame walker behind ASGST_Iterator: a state machine over the physical
+ * frames of one thread's stack, expanding compiled frames into their inlined
+ * Java methods. It starts either from a signal's register state (the thread
+ * walks itself) or from a stopped thread's last Java frame anchor.
+ *
+ * Every read of the stack or of VM structures is fault-tolerant; a value
+ * that does not fit (a sender below its callee, a pc in no known code)
+ * stops the walk with an error code instead of guessing. There is no frame
+ * limit: the walk is bounded by the thread's stack size. */
+#ifndef P2_WALKER_H
+#define P2_WALKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile2.h"
+#include "walk/nmethod_scopes.h"
+
+struct p2_regs {
+  const char *pc, *sp, *fp;
+};
+
+struct p2_walker {
+  int options;
+  void *thread;                      /* JavaThread*, NULL for non-Java threads */
+  const char *stack_lo, *stack_hi;   /* bounds every sp we accept */
+  struct p2_regs start;              /* for rewind */
+  bool start_at_anchor;              /* start was taken from the thread's anchor */
+  /* the physical frame being decoded */
+  struct p2_regs cur;
+  const char *usp;                   /* unextended sp (compiled callers of interpreted code) */
+  bool top;                          /* cur is the first physical frame */
+  /* a compiled frame being expanded into Java frames */
+  struct p2_scope_cursor scopes;
+  bool in_scopes;
+  int8_t scope_level;
+  const char *frame_pc;              /* pc reported for the scopes' frames */
+  /* what happens at the next call */
+  bool advance_pending;              /* step to cur's sender before decoding */
+  int sender_kind;                   /* how to step: see walker.c */
+  int32_t frame_words;               /* compiled frame size for the step */
+  int state;                         /* 1 frame ahead, 0 end, < 0 error */
+  uint64_t steps;
+};
+
+/* Prepare a walk of the calling thread from a signal's registers (or any
+ * frame of its own stack). Returns the trace kind (> 0) or an error.
+ * Context: AS-Safe. */
+int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *regs, int options);
+
+/* Prepare a walk of a thread (stopped, or the caller) from its last Java
+ * frame anchor. Returns the trace kind or an error.
+ * Context: AS-Safe; the thread must not run Java code during the walk. */
+int p2_walker_init_anchor(struct p2_walker *w, void *java_thread, int options);
+
+/* The next frame: 1 (filled), 0 at the end, < 0 error (frame zeroed).
+ * Context: AS-Safe. */
+int p2_walker_next(struct p2_walker *w, ASGST_Frame *frame);
+
+/* Back to the first frame. Context: AS-Safe. */
+void p2_walker_rewind(struct p2_walker *w);
+
+#endif
