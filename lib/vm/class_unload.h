@@ -77,8 +77,9 @@ bool p2_class_unload_deregister(ASGST_ClassUnloadHandler handler, void *arg);
 struct p2_class_unload_stats {
   uint64_t classes_examined;  /* ClassPrepare events + classes found at init */
   uint64_t snapshots;         /* unloadable classes snapshotted */
-  uint64_t snapshot_failures; /* unloadable classes that could not be
-                                 snapshotted: their unloading goes unreported */
+  uint64_t snapshot_failures; /* classes that could not be classified or
+                                 snapshotted (first one printed): if they
+                                 unload, their unloading goes unreported */
   uint64_t live_snapshots;    /* snapshots of classes not unloaded yet */
   uint64_t live_bytes;        /* memory they hold */
   uint64_t unloads;           /* classes reported to handlers */
