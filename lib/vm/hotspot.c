@@ -201,6 +201,9 @@ static void read_code(void) {
   h->pcdesc_pc_offset = need_off("PcDesc", "_pc_offset");
   h->pcdesc_scope_offset = need_off("PcDesc", "_scope_decode_offset");
   h->jcw_anchor = need_off("JavaCallWrapper", "_anchor");
+  h->nm_verified_entry_point = opt_off("nmethod", "_verified_entry_point");
+  h->nm_verified_entry_off = ifield("nmethod", "_verified_entry_offset", h->nm_verified_entry_point < 0);
+  h->nm_osr_entry_point = need_off("nmethod", "_osr_entry_point");
   h->nm_state = ifield("nmethod", "_state", true);
   h->nm_comp_level = ifield("nmethod", "_comp_level", true);
 

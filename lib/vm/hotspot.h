@@ -97,6 +97,9 @@ struct p2_hs {
   long nm_deopt_handler_off;      /* JDK 25: offset from the blob */
   long pcdesc_sizeof, pcdesc_pc_offset, pcdesc_scope_offset;
   long jcw_anchor;                /* JavaCallWrapper::_anchor */
+  long nm_verified_entry_point;   /* JDK 17: absolute pointer field */
+  struct p2_ifield nm_verified_entry_off; /* JDK 25: u2 offset from code_begin */
+  long nm_osr_entry_point;        /* absolute pointer field (both) */
   struct p2_ifield nm_state, nm_comp_level;
   /* Interpreter and stubs */
   void *const *interpreter_code; /* StubQueue** */

@@ -77,14 +77,14 @@ P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void
     else
       hi = mid;
   }
-  if (lo >= n) return P2_EINCONSISTENT;
+  if (lo >= n) return exact ? P2_EINCONSISTENT : 1;
   const char *desc = d.pcs_begin + lo * h->pcdesc_sizeof;
   int32_t off, scope;
   if ((rc = p2_safe_i32(desc, h->pcdesc_pc_offset, &off)) != 0 ||
       (rc = p2_safe_i32(desc, h->pcdesc_scope_offset, &scope)) != 0)
     return rc;
   if (exact && off != target) return P2_EINCONSISTENT;
-  if (scope <= 0) return P2_EINCONSISTENT; /* no debug info at this pc */
+  if (scope <= 0) return exact ? P2_EINCONSISTENT : 1; /* no debug info at this pc */
   out->nm = nm;
   out->scopes_begin = d.scopes_begin;
   out->scopes_end = d.scopes_end;

@@ -19,8 +19,11 @@ struct p2_scope_cursor {
 
 /* Find the scopes for pc in nm. exact: pc is a return address (a PcDesc
  * must match it); otherwise the first PcDesc at or after pc is taken (the
- * next safepoint, as AsyncGetCallTrace does). Returns 0 (cursor ready), or
- * P2_ENOFRAME-free errors: P2_EFAULT, P2_EINCONSISTENT.
+ * next safepoint, as AsyncGetCallTrace does). Returns 0 (cursor ready),
+ * 1 when pc has no debug information (not exact only: compiled code after
+ * the last recorded safepoint; the caller reports the nmethod's method with
+ * an unknown bci, as AsyncGetCallTrace does), or P2_EFAULT /
+ * P2_EINCONSISTENT.
  * Context: AS-Safe. */
 int p2_scopes_find(const void *nm, const char *code_begin, const void *pc, bool exact,
                    struct p2_scope_cursor *out);

@@ -7,6 +7,7 @@
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
 #include "vm/safe_access.h"
+#include "walk/prologue_x86_64.h"
 
 /* JVM_ACC_NATIVE (classfile_constants.h) */
 #define ACC_NATIVE 0x0100
@@ -17,8 +18,7 @@
 enum sender_kind {
   SENDER_INTERPRETED = 1, /* fp-based interpreter frame */
   SENDER_COMPILED,        /* usp + frame size */
-  SENDER_FRAMELESS0,      /* return address at sp[0] (frame not built / popped) */
-  SENDER_FRAMELESS1,      /* return address at sp[1] (only rbp pushed) */
+  SENDER_FRAMELESS,       /* frame (partly) not built or popped: return address at sp + ret_offset */
   SENDER_FP_CHAIN,        /* native or stub frame with an rbp frame */
 };
 
@@ -38,6 +38,9 @@ P2_AS_SAFE static bool plausible_return(const char *ret) {
   if (ret == NULL || p2_code_classify(ret, &ci) != 0) return false;
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
+    /* The interpreter pushes its return entry and jumps to the callee
+     * (TemplateTable::prepare_invoke): no call instruction precedes it. */
+    return true;
   case P2_CODE_NMETHOD:
   case P2_CODE_NATIVE_WRAPPER:
   case P2_CODE_CALL_STUB:
@@ -86,15 +89,18 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
     if ((rc = load_ptr(sp - 8, &pc)) != 0 || (rc = load_ptr(sp - 16, &fp)) != 0) return rc;
     usp = sp;
     break;
-  case SENDER_FRAMELESS0:
-  case SENDER_FRAMELESS1: {
-    long k = w->sender_kind == SENDER_FRAMELESS0 ? 0 : 1;
-    if ((rc = load_ptr(w->cur.sp + k * 8, &pc)) != 0) return rc;
-    sp = w->cur.sp + (k + 1) * 8;
-    fp = w->cur.fp;
+  case SENDER_FRAMELESS:
+    if ((rc = load_ptr(w->cur.sp + w->ret_offset, &pc)) != 0) return rc;
+    sp = w->cur.sp + w->ret_offset + 8;
+    /* rbp is the caller's: either not yet saved, or already restored, or
+     * saved right below the return address */
+    if (w->ret_offset >= 8) {
+      if ((rc = load_ptr(w->cur.sp + w->ret_offset - 8, &fp)) != 0) return rc;
+    } else {
+      fp = w->cur.fp;
+    }
     usp = sp;
     break;
-  }
   default:
     return P2_EINCONSISTENT;
   }
@@ -131,40 +137,36 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
 }
 
 /* Where the return address of the top compiled frame is, given that the
- * signal may have hit its prologue or epilogue. Sets w->sender_kind. */
+ * signal may have hit its prologue or epilogue: read from the instructions
+ * (prologue_x86_64.c), then checked. Sets w->sender_kind. */
 P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_code_info *ci) {
-  const char *ret;
-  bool in_prologue = ci->frame_complete >= 0 && w->cur.pc < ci->code_begin + ci->frame_complete;
-  int guess = SENDER_COMPILED;
-  if (in_prologue) {
-    guess = SENDER_FRAMELESS0;
+  const struct p2_hs *h = &p2_hs;
+  const long frame_bytes = (long)ci->frame_size * 8;
+  long off;
+  if (ci->frame_complete >= 0 && w->cur.pc < ci->code_begin + ci->frame_complete) {
+    const char *ventry = NULL;
+    int64_t voff;
+    if (h->nm_verified_entry_point >= 0)
+      load_ptr((const char *)ci->blob + h->nm_verified_entry_point, &ventry);
+    else if (p2_read_ifield(ci->blob, h->nm_verified_entry_off, false, &voff) == 0)
+      ventry = ci->code_begin + voff;
+    if (ventry == NULL || ci->osr) return P2_EFRAMEINCOMPLETE;
+    off = p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
+    if (off < 0) return P2_EFRAMEINCOMPLETE;
   } else {
-    uint8_t b[2] = {0, 0};
-    p2_safe_copy(b, w->cur.pc, 2);
-    if (b[0] == 0xC3) /* ret: frame popped */
-      guess = SENDER_FRAMELESS0;
-    else if (b[0] == 0x5D) /* pop rbp: only rbp left */
-      guess = SENDER_FRAMELESS1;
-    else if (b[0] == 0x49 && b[1] == 0x3B) /* cmp rsp,[r15+poll]: return poll after the pop */
-      guess = SENDER_FRAMELESS0;
+    off = p2_epilogue_ret_offset(w->cur.pc);
+    if (off < 0) off = frame_bytes - 8;
   }
-  static const int order[][3] = {
-      [SENDER_COMPILED] = {SENDER_COMPILED, SENDER_FRAMELESS0, SENDER_FRAMELESS1},
-      [SENDER_FRAMELESS0] = {SENDER_FRAMELESS0, SENDER_FRAMELESS1, SENDER_COMPILED},
-      [SENDER_FRAMELESS1] = {SENDER_FRAMELESS1, SENDER_FRAMELESS0, SENDER_COMPILED},
-  };
-  for (int i = 0; i < 3; i++) {
-    int k = order[guess][i];
-    const char *slot = k == SENDER_COMPILED    ? w->usp + (long)ci->frame_size * 8 - 8
-                       : k == SENDER_FRAMELESS0 ? w->cur.sp
-                                                : w->cur.sp + 8;
-    if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0) continue;
-    if (plausible_return(ret)) {
-      w->sender_kind = k;
-      return 0;
-    }
+  const char *slot = off == frame_bytes - 8 ? w->usp + off : w->cur.sp + off, *ret;
+  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0 || !plausible_return(ret))
+    return off == frame_bytes - 8 ? P2_EINCONSISTENT : P2_EFRAMEINCOMPLETE;
+  if (off == frame_bytes - 8) {
+    w->sender_kind = SENDER_COMPILED;
+  } else {
+    w->sender_kind = SENDER_FRAMELESS;
+    w->ret_offset = (int32_t)off;
   }
-  return in_prologue ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+  return 0;
 }
 
 /* The pc whose debug information describes a compiled frame: a frame being
@@ -243,6 +245,20 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       return 0;
     }
     rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact, &w->scopes);
+    if (rc == 1) {
+      /* No debug information at this pc: the physical method, bci unknown;
+       * its inlined callees (if the pc is in one) cannot be named. */
+      f->type = ASGST_FRAME_JAVA;
+      f->method = (ASGST_Method)ci.method;
+      f->comp_level = ci.comp_level;
+      f->bci = -1;
+      f->pc = (void *)w->cur.pc;
+      f->sp = (void *)w->cur.sp;
+      f->fp = (void *)w->cur.fp;
+      w->frame_words = ci.frame_size;
+      w->advance_pending = true;
+      return 1;
+    }
     if (rc != 0) return rc;
     w->in_scopes = true;
     w->scope_level = (int8_t)ci.comp_level;
@@ -287,9 +303,10 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       w->frame_words = ci.frame_size;
     } else {
       const char *ret;
-      if (in_stack(w, w->cur.sp) && load_ptr(w->cur.sp, &ret) == 0 && plausible_return(ret))
-        w->sender_kind = SENDER_FRAMELESS0;
-      else
+      if (in_stack(w, w->cur.sp) && load_ptr(w->cur.sp, &ret) == 0 && plausible_return(ret)) {
+        w->sender_kind = SENDER_FRAMELESS;
+        w->ret_offset = 0;
+      } else
         w->sender_kind = SENDER_FP_CHAIN;
     }
     w->advance_pending = true;

@@ -39,6 +39,7 @@ struct p2_walker {
   bool advance_pending;              /* step to cur's sender before decoding */
   int sender_kind;                   /* how to step: see walker.c */
   int32_t frame_words;               /* compiled frame size for the step */
+  int32_t ret_offset;                /* frameless step: return address at sp + this */
   int state;                         /* 1 frame ahead, 0 end, < 0 error */
   uint64_t steps;
 };

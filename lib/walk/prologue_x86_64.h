@@ -1,0 +1,27 @@
+/* How much of a compiled frame exists when a signal lands in its prologue
+ * or epilogue: found by reading the x86_64 instructions HotSpot emits there
+ * (MacroAssembler::verified_entry / build_frame / remove_frame in
+ * src/hotspot/cpu/x86). No guessing: an instruction outside the known
+ * patterns makes the answer "unknown". */
+#ifndef P2_PROLOGUE_X86_64_H
+#define P2_PROLOGUE_X86_64_H
+
+#include <stdint.h>
+
+#include "common/p2_compiler.h"
+
+/* Bytes between sp and the return address at pc, given the frame's code
+ * start and the verified entry (and OSR entry, or NULL), and its full frame
+ * size in bytes (return address included). Returns >= 0 (the offset; the
+ * full frame minus 8 means "frame complete"), or -1 if the prologue could
+ * not be read.
+ * Context: AS-Safe. */
+long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, const char *pc,
+                            long frame_bytes);
+
+/* If pc is in an epilogue after the frame was removed, the offset of the
+ * return address from sp (0 or 8); -1 if pc is not in such an epilogue.
+ * Context: AS-Safe. */
+long p2_epilogue_ret_offset(const char *pc);
+
+#endif
