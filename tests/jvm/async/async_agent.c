@@ -1,0 +1,250 @@
+/* Asynchronous accuracy of ASGST_RunWithIterator: SIGPROF samples at
+ * 1 kHz per thread on a CPU-bound fixture whose call graph is known. In the signal
+ * handler each walk is checked: complete = it ended normally (0) at the
+ * thread's first Java frame (main, or the JDK's Thread.run for the worker),
+ * and every caller -> callee pair between fixture methods is an edge of the
+ * fixture's static call graph. Walks that are not complete must carry an
+ * error code; their codes are counted. Samples are classified by the
+ * thread's state at the signal (in Java or not). */
+#include <errno.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile2.h"
+#include "vm/hotspot.h"
+#include "vm/javathread.h"
+
+#define TARGET_SAMPLES 100000
+#define NCODES 64
+
+static JavaVM *the_vm;
+/* The two Java threads running the fixture, signalled in turn every 500 us
+ * by a sampler thread: CPU-time timers on this kernel fire at most once per
+ * scheduler tick (HZ=250), too slow for 1 kHz per thread. */
+static atomic_int tids[2];
+static ASGST_Class fixture;
+static atomic_bool finished;
+
+enum { M_MAIN, M_WORK, M_ENTRY, M_MIDA, M_MIDB, M_REC, M_LEAFA, M_LEAFB, M_ALLOC, M_DONE, M_COUNT };
+static const char *const names[M_COUNT] = {"main", "work", "workerEntry", "midA", "midB",
+                                           "rec", "leafA", "leafB", "leafAlloc", "done"};
+static const char *const sigs[M_COUNT] = {"([Ljava/lang/String;)V", "()V", "()V", "(J)J", "(J)J",
+                                          "(IJ)J", "(J)J", "(D)D", "(I)[I", "()Z"};
+static ASGST_Method methods[M_COUNT];
+
+/* caller -> callee edges of the fixture (callee, caller) */
+static const int edges[][2] = {
+    {M_WORK, M_MAIN},  {M_WORK, M_ENTRY}, {M_DONE, M_WORK},  {M_MIDA, M_WORK},  {M_MIDB, M_WORK},
+    {M_REC, M_WORK},   {M_REC, M_REC},    {M_MIDA, M_REC},   {M_LEAFA, M_MIDA}, {M_LEAFB, M_MIDA},
+    {M_LEAFB, M_MIDB}, {M_ALLOC, M_MIDB},
+};
+
+static atomic_long samples, in_java, in_java_complete, other, other_complete, bad_edges, bad_bottom;
+static atomic_long codes_java[NCODES], codes_other[NCODES];
+
+/* Context: signal handler. */
+static int index_of(ASGST_Method m) {
+  for (int i = 0; i < M_COUNT; i++)
+    if (methods[i] == m) return i;
+  return -1;
+}
+
+/* Context: signal handler. An edge is fine if it is in the fixture's graph,
+ * or involves JDK code (Thread.run -> the method reference -> workerEntry;
+ * JDK code called by leafB/leafAlloc such as Math.sqrt). */
+static bool edge_ok(ASGST_Method caller, ASGST_Method callee) {
+  int a = index_of(caller), b = index_of(callee);
+  if (a < 0 || b < 0) {
+    /* Calls between the fixture class and other classes: only into the
+     * worker entry from JDK code, and out of fixture code into JDK code. */
+    if (a < 0 && b >= 0) return b == M_ENTRY;
+    return true;
+  }
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+    if (edges[i][0] == b && edges[i][1] == a) return true;
+  return false;
+}
+
+struct result {
+  int end;
+  bool edges_ok;
+  ASGST_Method bottom;
+  int depth;
+  ASGST_Frame frames[32];
+};
+
+/* The first walks with a made-up edge, kept for the report. */
+static struct result bad[3];
+static atomic_int nbad;
+
+static void check_walk(ASGST_Iterator *it, void *arg) {
+  struct result *r = arg;
+  ASGST_Frame f;
+  ASGST_Method prev = NULL;
+  int rc;
+  r->edges_ok = true;
+  r->depth = 0;
+  while ((rc = ASGST_NextFrame(it, &f)) == 1) {
+    if (r->depth < 32) r->frames[r->depth] = f;
+    if (prev != NULL && !edge_ok(f.method, prev)) r->edges_ok = false;
+    prev = f.method;
+    r->depth++;
+  }
+  r->end = rc;
+  r->bottom = prev;
+}
+
+static void count_code(atomic_long *codes, int code) {
+  int i = code < 0 ? -code : 0;
+  if (i >= NCODES) i = NCODES - 1;
+  atomic_fetch_add(&codes[i], 1);
+}
+
+/* Context: signal handler; AS-Safe. */
+static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si;
+  int saved = errno;
+  if (atomic_load(&finished)) goto out;
+  int err;
+  void *jt = p2_thread_current(&err);
+  if (jt == NULL) goto out; /* a GC or compiler thread: not a Java sample */
+  struct p2_thread_snapshot s;
+  bool java = p2_thread_snapshot(jt, &s) == 0 && (s.state & ~1) == p2_hs.ts_in_java;
+  struct result r;
+  r.end = 0;
+  r.edges_ok = true;
+  r.bottom = NULL;
+  r.depth = 0;
+  int kind = ASGST_RunWithIterator(uc, 0, check_walk, &r);
+  int code = kind <= 0 ? kind : r.end;
+  bool bottom_ok = r.bottom == methods[M_MAIN] || (r.bottom != NULL && ASGST_GetClass(r.bottom) != fixture);
+  bool complete = kind > 0 && r.end == 0 && r.edges_ok && bottom_ok && r.depth > 0;
+  if (kind > 0 && r.end == 0) {
+    if (!r.edges_ok) {
+      atomic_fetch_add(&bad_edges, 1);
+      int k = atomic_fetch_add(&nbad, 1);
+      if (k < 3) bad[k] = r;
+    }
+    if (!bottom_ok) atomic_fetch_add(&bad_bottom, 1);
+  }
+  if (java) {
+    atomic_fetch_add(&in_java, 1);
+    if (complete) atomic_fetch_add(&in_java_complete, 1);
+    else count_code(codes_java, code);
+  } else {
+    atomic_fetch_add(&other, 1);
+    if (complete) atomic_fetch_add(&other_complete, 1);
+    else count_code(codes_other, code);
+  }
+  if (atomic_fetch_add(&samples, 1) + 1 >= TARGET_SAMPLES) atomic_store(&finished, true);
+out:
+  errno = saved;
+}
+
+JNIEXPORT jboolean JNICALL Java_AsyncFixture_done(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  /* Each fixture thread announces itself on its first call. */
+  int me = (int)syscall(SYS_gettid), zero = 0;
+  if (atomic_load(&tids[0]) != me && atomic_load(&tids[1]) != me &&
+      !atomic_compare_exchange_strong(&tids[0], &zero, me)) {
+    zero = 0;
+    atomic_compare_exchange_strong(&tids[1], &zero, me);
+  }
+  return atomic_load(&finished);
+}
+
+static void *sampler(void *arg) {
+  (void)arg;
+  struct timespec period = {0, 500000};
+  for (unsigned i = 0; !atomic_load(&finished); i++) {
+    nanosleep(&period, NULL);
+    int tid = atomic_load(&tids[i & 1]);
+    if (tid != 0) syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+  }
+  return NULL;
+}
+
+static void print_codes(const char *what, atomic_long *codes) {
+  for (int i = 0; i < NCODES; i++)
+    if (atomic_load(&codes[i]))
+      printf("  %s: %ld walks ended with %d (%s)\n", what, atomic_load(&codes[i]), -i, profile2_strerror(-i));
+}
+
+JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  atomic_store(&finished, true);
+  long j = atomic_load(&in_java), jc = atomic_load(&in_java_complete);
+  long o = atomic_load(&other), oc = atomic_load(&other_complete);
+  double rate = j ? 100.0 * jc / j : 0;
+  printf("async walks: %ld samples; in Java: %ld, complete %ld (%.3f%%); other states: %ld, complete %ld; "
+         "%ld walks with an edge outside the call graph, %ld with a wrong bottom frame\n",
+         atomic_load(&samples), j, jc, rate, o, oc, atomic_load(&bad_edges), atomic_load(&bad_bottom));
+  for (int k = 0; k < 3 && k < atomic_load(&nbad); k++) {
+    printf("  walk with an edge outside the call graph:\n");
+    for (int i = 0; i < bad[k].depth && i < 32; i++) {
+      char name[128] = "?", cls[256] = "?";
+      ASGST_MethodInfo mi = {0};
+      mi.method_name = name;
+      mi.method_name_length = sizeof name;
+      ASGST_GetMethodInfo(bad[k].frames[i].method, &mi);
+      ASGST_ClassInfo ci = {0};
+      ci.class_name = cls;
+      ci.class_name_length = sizeof cls;
+      ASGST_GetClassInfo(mi.klass, &ci);
+      printf("    %s.%s bci %d type %d level %d\n", cls, name, bad[k].frames[i].bci, bad[k].frames[i].type,
+             bad[k].frames[i].comp_level);
+    }
+  }
+  print_codes("in Java", codes_java);
+  print_codes("other", codes_other);
+  fflush(stdout);
+  /* A wrong edge or bottom means a made-up frame: never acceptable. */
+  if (atomic_load(&bad_edges) || atomic_load(&bad_bottom)) return 2;
+  if (atomic_load(&samples) < TARGET_SAMPLES) return 3;
+  return rate >= 99.5 ? 0 : 1;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+  (void)jvmti, (void)thread;
+  if (profile2_init(the_vm) != 0) exit(4);
+  jclass k = (*env)->FindClass(env, "AsyncFixture");
+  fixture = ASGST_JClassToClass(k);
+  for (int i = 0; i < M_COUNT; i++) {
+    jmethodID id = (*env)->GetStaticMethodID(env, k, names[i], sigs[i]);
+    methods[i] = id ? ASGST_JMethodIDToMethod(id) : NULL;
+    if (methods[i] == NULL) {
+      fprintf(stderr, "no method %s\n", names[i]);
+      exit(4);
+    }
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGPROF, &sa, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, sampler, NULL);
+  pthread_detach(t);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)options, (void)reserved;
+  jvmtiEnv *jvmti;
+  the_vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+  return JNI_OK;
+}

@@ -1,0 +1,172 @@
+/* Iterator oracle: at points where the thread's Java stack is frozen (inside
+ * a JNI native method, inside a JVMTI Breakpoint callback), the Java frames
+ * yielded by ASGST_RunWithIterator must equal JVMTI GetStackTrace for the
+ * thread: same number of frames, and per frame the same method and bci, and
+ * the walk must end normally (0) right after the last one. */
+#include <jni.h>
+#include <jvmti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "profile2.h"
+
+#define MAX_FRAMES 8192
+
+static jvmtiEnv *jvmti;
+static JavaVM *the_vm;
+static long stacks, frames, mismatches, native_stacks, breakpoint_stacks;
+static long compiled_frames, inlined_frames, interpreted_frames, native_frames;
+static int max_depth;
+static char first[4][512];
+
+struct walk {
+  ASGST_Frame f[MAX_FRAMES];
+  int n, end;
+};
+
+static void collect(ASGST_Iterator *it, void *arg) {
+  struct walk *w = arg;
+  int rc;
+  w->n = 0;
+  while (w->n < MAX_FRAMES && (rc = ASGST_NextFrame(it, &w->f[w->n])) == 1) w->n++;
+  w->end = w->n < MAX_FRAMES ? rc : 1;
+}
+
+static void method_name(jmethodID m, char *out, size_t n) {
+  char *name = NULL, *csig = NULL;
+  jclass k;
+  (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL);
+  (*jvmti)->GetMethodDeclaringClass(jvmti, m, &k);
+  (*jvmti)->GetClassSignature(jvmti, k, &csig, NULL);
+  snprintf(out, n, "%s.%s", csig ? csig : "?", name ? name : "?");
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)csig);
+}
+
+static void note(const char *fmt, long a, long b, long c, jmethodID m) {
+  if (mismatches > 4) return;
+  char name[256] = "";
+  if (m) method_name(m, name, sizeof name);
+  snprintf(first[mismatches - 1], sizeof first[0], fmt, a, b, c, name);
+}
+
+static void compare(const char *where) {
+  static jvmtiFrameInfo jf[MAX_FRAMES];
+  static struct walk w;
+  jint count = 0;
+  if ((*jvmti)->GetStackTrace(jvmti, NULL, 0, MAX_FRAMES, jf, &count) != JVMTI_ERROR_NONE) {
+    mismatches++;
+    note("GetStackTrace failed %ld %ld %ld %s", 0, 0, 0, NULL);
+    return;
+  }
+  ucontext_t uc;
+  getcontext(&uc);
+  int kind = ASGST_RunWithIterator(&uc, 0, collect, &w);
+  stacks++;
+  if (count > max_depth) max_depth = count;
+  if (kind != ASGST_JAVA_TRACE) {
+    mismatches++;
+    note("RunWithIterator returned %ld (depth %ld) %ld %s", kind, count, 0, NULL);
+    return;
+  }
+  int n = w.n < count ? w.n : count;
+  static int dumped;
+  if (getenv("WALK_DUMP") && dumped < 2 && (w.n != count || (n > 0 && (w.f[0].method != ASGST_JMethodIDToMethod(jf[0].method) || w.f[0].bci != (int)jf[0].location)))) {
+    dumped++;
+    for (int i = 0; i < (w.n > count ? w.n : count) && i < 12; i++) {
+      char a[256] = "", b[256] = "";
+      if (i < count) method_name(jf[i].method, a, sizeof a);
+      if (i < w.n) {
+        ASGST_MethodInfo mi = {0}; char nm[128]; mi.method_name = nm; mi.method_name_length = sizeof nm;
+        ASGST_GetMethodInfo(w.f[i].method, &mi); snprintf(b, sizeof b, "%s", nm);
+      }
+      fprintf(stderr, "%2d jvmti %-40s %4ld | ours type %d lvl %d %-20s bci %d pc %p\n", i, a, i < count ? (long)jf[i].location : -9,
+              i < w.n ? w.f[i].type : -1, i < w.n ? w.f[i].comp_level : -9, b, i < w.n ? w.f[i].bci : -9, i < w.n ? w.f[i].pc : NULL);
+    }
+    fprintf(stderr, "end %d\n", w.end);
+  }
+  for (int i = 0; i < n; i++) {
+    ASGST_Method expect = ASGST_JMethodIDToMethod(jf[i].method);
+    frames++;
+    switch (w.f[i].type) {
+    case ASGST_FRAME_JAVA_INLINED: inlined_frames++; break;
+    case ASGST_FRAME_JAVA_NATIVE: native_frames++; break;
+    default: w.f[i].comp_level > 0 ? compiled_frames++ : interpreted_frames++;
+    }
+    if (w.f[i].method != expect || w.f[i].bci != (int)jf[i].location) {
+      mismatches++;
+      note("frame %ld: bci %ld, JVMTI says %ld, method %s", i, w.f[i].bci, (long)jf[i].location, jf[i].method);
+      return;
+    }
+  }
+  if (w.n != count || w.end != 0) {
+    mismatches++;
+    note("walked %ld frames ending with %ld, JVMTI has %ld; %s", w.n, w.end, count, NULL);
+  }
+  (void)where;
+}
+
+JNIEXPORT void JNICALL Java_WalkFixture_check(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  native_stacks++;
+  compare("native");
+}
+
+JNIEXPORT void JNICALL Java_WalkFixture_upcall(JNIEnv *env, jclass c, jobject r) {
+  (void)c;
+  jclass rc = (*env)->GetObjectClass(env, r);
+  jmethodID run = (*env)->GetMethodID(env, rc, "run", "()V");
+  (*env)->CallVoidMethod(env, r, run);
+}
+
+static void JNICALL on_breakpoint(jvmtiEnv *j, JNIEnv *env, jthread thread, jmethodID m, jlocation loc) {
+  (void)j, (void)env, (void)thread, (void)m, (void)loc;
+  breakpoint_stacks++;
+  compare("breakpoint");
+}
+
+JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  printf("walk oracle: %ld stacks (%ld in native methods, %ld at breakpoints), %ld frames compared "
+         "(%ld interpreted, %ld compiled, %ld inlined, %ld native), deepest %d, %ld mismatches\n",
+         stacks, native_stacks, breakpoint_stacks, frames, interpreted_frames, compiled_frames, inlined_frames,
+         native_frames, max_depth, mismatches);
+  for (int i = 0; i < 4 && i < mismatches; i++) printf("  mismatch: %s\n", first[i]);
+  fflush(stdout);
+  return mismatches == 0 && stacks > 1000 && max_depth >= 2000 && breakpoint_stacks > 100 ? 0 : 1;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *env, jthread thread) {
+  (void)thread;
+  int rc = profile2_init(the_vm);
+  if (rc != 0) {
+    fprintf(stderr, "profile2_init: %s\n", profile2_strerror(rc));
+    exit(2);
+  }
+  jclass k = (*env)->FindClass(env, "WalkFixture");
+  jmethodID target = (*env)->GetStaticMethodID(env, k, "target", "()V");
+  if (target == NULL || (*j)->SetBreakpoint(j, target, 0) != JVMTI_ERROR_NONE) {
+    fprintf(stderr, "cannot set breakpoint\n");
+    exit(2);
+  }
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)options, (void)reserved;
+  the_vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
+  jvmtiCapabilities caps;
+  memset(&caps, 0, sizeof caps);
+  caps.can_generate_breakpoint_events = 1;
+  if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) return JNI_ERR;
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  cb.Breakpoint = on_breakpoint;
+  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT, NULL);
+  return JNI_OK;
+}
