@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run):
 #   1. bootstrap and build build/, run every default test suite;
-#   2. build build-asan/ with ASan+UBSan (-Dsanitize=address), run the unit suite.
+#   2. build build-asan/ with ASan+UBSan (-Dsanitize=address), run the unit
+#      and JVM suites again (the JVM tests preload the ASan runtime into java).
 # Both parts run even if the first fails; the last line says what failed.
 #
 #   bash scripts/test.sh
@@ -16,8 +17,8 @@ bash scripts/bootstrap.sh build
 meson test -C build --print-errorlogs || failed+=("meson test -C build")
 
 if bash scripts/bootstrap.sh build-asan -Dsanitize=address; then
-  meson test -C build-asan --suite unit --print-errorlogs ||
-    failed+=("meson test -C build-asan --suite unit (ASan+UBSan)")
+  meson test -C build-asan --suite unit --suite jvm --print-errorlogs ||
+    failed+=("meson test -C build-asan --suite unit --suite jvm (ASan+UBSan)")
 else
   failed+=("build of build-asan (ASan+UBSan)")
 fi
@@ -27,4 +28,4 @@ if ((${#failed[@]} > 0)); then
   echo "test.sh: FAILED: ${joined%; }" >&2
   exit 1
 fi
-echo "test.sh: all tests passed (build: all suites; build-asan: unit suite under ASan+UBSan)"
+echo "test.sh: all tests passed (build: all suites; build-asan: unit and JVM suites under ASan+UBSan)"

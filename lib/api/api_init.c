@@ -16,6 +16,7 @@
 #include "vm/codecache.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
+#include "vm/klass.h"
 #include "vm/safe_access.h"
 #include "vm/vm_env.h"
 
@@ -49,6 +50,10 @@ static int init_vm_view(void) {
   int rc = p2_hotspot_init();
   if (rc == 0) rc = p2_code_init();
   if (rc == 0) rc = p2_safe_access_init();
+  /* The layout the class functions need beyond hotspot.c's (klass.c reads
+   * it lazily too, but a reader racing that first read would get empty
+   * answers for a moment). */
+  if (rc == 0) rc = p2_klass_layout_ready();
   return rc;
 }
 

@@ -297,7 +297,7 @@ static size_t arena_put(struct arena *a, const void *src, size_t n) {
     a->cap = cap;
   }
   size_t off = a->len;
-  memcpy(a->p + off, src, n);
+  if (n > 0) memcpy(a->p + off, src, n); /* src may be NULL when n is 0 */
   a->len += n;
   return off;
 }

@@ -2,6 +2,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/p2_error.h"
@@ -64,6 +65,10 @@ static int read_version(void) {
   const int32_t *build = need_addr("Abstract_VM_Version", "_vm_build_number");
   if (major == NULL || minor == NULL || security == NULL || build == NULL) return P2_EUNSUPPORTED;
   p2_hs.major = *major;
+  /* Tests pose as a HotSpot version profile2 does not know, to check that
+   * such a JVM is refused cleanly (tests/jvm/version). */
+  const char *pretend = getenv("PROFILE2_TEST_PRETEND_MAJOR");
+  if (pretend != NULL && *pretend != '\0') p2_hs.major = atoi(pretend);
   p2_hs.minor = *minor;
   p2_hs.security = *security;
   p2_hs.build = *build;
