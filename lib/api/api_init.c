@@ -19,6 +19,7 @@
 #include "vm/klass.h"
 #include "vm/safe_access.h"
 #include "vm/vm_env.h"
+#include "unwind/unwind.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int capabilities = -1; /* -1 = not decided yet */
@@ -54,6 +55,10 @@ static int init_vm_view(void) {
    * it lazily too, but a reader racing that first read would get empty
    * answers for a moment). */
   if (rc == 0) rc = p2_klass_layout_ready();
+  /* Native frames (ASGST_INCLUDE_NON_JAVA_FRAMES): a failure here only
+   * loses the DWARF path; frame pointers still work. */
+  if (rc == 0 && p2_unwind_init() != 0)
+    fprintf(stderr, "profile2: native unwinding limited to frame pointers (libunwind set-up failed)\n");
   return rc;
 }
 

@@ -22,6 +22,9 @@ enum sender_kind {
   SENDER_FP_CHAIN,        /* native or stub frame with an rbp frame */
 };
 
+P2_AS_SAFE static void enter_native(struct p2_walker *w, const struct p2_regs *regs, bool exact,
+                                    const struct p2_regs *resume);
+
 P2_AS_SAFE static bool in_stack(const struct p2_walker *w, const char *p) {
   return p >= w->stack_lo && p <= w->stack_hi;
 }
@@ -129,10 +132,14 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
     return rc;
   if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
   if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
-  w->cur.pc = pc;
-  w->cur.sp = sp;
-  w->cur.fp = fp;
-  w->usp = sp;
+  /* The C code that called into Java (JavaCalls::call and its callers)
+   * lies between the call stub's frame and the older Java frames. */
+  const char *stub_ret, *stub_caller_fp;
+  if ((rc = load_ptr(w->cur.fp + 8, &stub_ret)) != 0 || (rc = load_ptr(w->cur.fp, &stub_caller_fp)) != 0)
+    return rc;
+  struct p2_regs caller = {stub_ret, w->cur.fp + 16, stub_caller_fp};
+  struct p2_regs older = {pc, sp, fp};
+  enter_native(w, &caller, false, &older);
   return 1;
 }
 
@@ -321,24 +328,77 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
 
   case P2_CODE_LIBJVM:
   case P2_CODE_NATIVE:
-    /* Only reachable as the top frame of a thread in Java state: a leaf
-     * call into C code. Follow the frame pointers (libjvm keeps them) to
-     * the Java caller. */
-    if (w->steps > MAX_LEAF_HOPS || !in_stack(w, w->cur.fp)) return P2_EUNKNOWNCODE;
-    w->sender_kind = SENDER_FP_CHAIN;
-    w->advance_pending = true;
-    if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
-      f->type = ASGST_FRAME_NON_JAVA;
-      f->pc = (void *)w->cur.pc;
-      f->sp = (void *)w->cur.sp;
-      f->fp = (void *)w->cur.fp;
-      return 1;
-    }
+    /* Only reachable at the top of a thread in Java state: a leaf call into
+     * C code (e.g. SharedRuntime::dsin) that sets no anchor. Unwind to the
+     * Java caller. */
+    if (!w->top || w->steps > MAX_LEAF_HOPS) return P2_EUNKNOWNCODE;
+    enter_native(w, &w->cur, !w->start_at_anchor, NULL);
+    w->native = true;
     return 2;
 
   default:
     return P2_EUNKNOWNCODE;
   }
+}
+
+/* Enter a run of native frames at regs, ending where sp reaches resume (if
+ * given). Without ASGST_INCLUDE_NON_JAVA_FRAMES a run with a known end is
+ * skipped at once. */
+P2_AS_SAFE static void enter_native(struct p2_walker *w, const struct p2_regs *regs, bool exact,
+                                    const struct p2_regs *resume) {
+  w->has_resume = resume != NULL;
+  if (resume != NULL) w->resume = *resume;
+  if (!(w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) && resume != NULL) {
+    w->cur = *resume;
+    w->usp = resume->sp;
+    return;
+  }
+  w->native = true;
+  w->nregs = (struct p2_native_regs){regs->pc, regs->sp, regs->fp, exact};
+}
+
+P2_AS_SAFE static bool in_java_code(const char *pc) {
+  struct p2_code_info ci;
+  if (p2_code_classify(pc, &ci) != 0) return false;
+  return ci.kind != P2_CODE_LIBJVM && ci.kind != P2_CODE_NATIVE && ci.kind != P2_CODE_UNKNOWN;
+}
+
+/* One native frame: 1 with *f filled, 2 when the run is over (w->cur is the
+ * Java frame to continue with), 0 at the end of the stack, < 0 error. */
+P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
+  const struct p2_native_regs *n = &w->nregs;
+  bool done = w->has_resume ? n->sp >= w->resume.sp : in_java_code(n->pc);
+  if (done) {
+    w->native = false;
+    w->top = false;
+    if (w->has_resume) {
+      w->cur = w->resume;
+      w->usp = w->resume.sp;
+    } else {
+      w->cur = (struct p2_regs){n->pc, n->sp, n->fp};
+      w->usp = n->sp;
+    }
+    return 2;
+  }
+  if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
+    f->type = ASGST_FRAME_NON_JAVA;
+    f->pc = (void *)n->pc;
+    f->sp = (void *)n->sp;
+    f->fp = (void *)n->fp;
+  }
+  int rc = p2_unwind_step(&w->nregs, w->stack_lo, w->stack_hi);
+  if (rc <= 0) {
+    if (!w->has_resume) {
+      /* the end of a native thread's stack, or a run we cannot finish */
+      w->native = false;
+      w->state = rc == 0 ? 0 : rc;
+      return (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? 1 : rc;
+    }
+    /* The Java frames below are known: continue with them rather than
+     * stopping the walk (the native frames in between are not reported). */
+    w->nregs.sp = w->resume.sp;
+  }
+  return (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? 1 : 2;
 }
 
 P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
@@ -371,6 +431,16 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
         w->advance_pending = true;
       }
       return 1;
+    }
+    if (w->native) {
+      int rc = native_next(w, f);
+      if (rc == 1) return 1;
+      if (rc < 0) {
+        w->state = rc;
+        continue;
+      }
+      if (w->native) continue; /* a native frame not reported */
+      /* back in Java code at w->cur */
     }
     if (w->advance_pending) {
       w->advance_pending = false;
@@ -418,10 +488,33 @@ P2_AS_SAFE static int start_from_anchor(struct p2_walker *w, const struct p2_thr
   return 0;
 }
 
+/* A thread without Java frames: its native stack, bounded by a generous
+ * window above the current sp (its real bounds are not known in a signal
+ * handler). */
+#define NATIVE_STACK_WINDOW (64L << 20)
+
+P2_AS_SAFE static int init_native_only(struct p2_walker *w, const struct p2_regs *regs, int options) {
+  memset(w, 0, sizeof *w);
+  w->options = options;
+  w->stack_lo = regs->sp;
+  w->stack_hi = regs->sp + NATIVE_STACK_WINDOW;
+  w->state = 1;
+  w->top = true;
+  w->start = *regs;
+  w->native = true;
+  w->nregs = (struct p2_native_regs){regs->pc, regs->sp, regs->fp, true};
+  w->start_native = true;
+  w->start_nregs = w->nregs;
+  return ASGST_NON_JAVA_TRACE;
+}
+
 P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *regs, int options) {
   int err;
   void *jt = p2_thread_current(&err);
-  if (jt == NULL) return err;
+  if (jt == NULL) {
+    if (err == P2_ENOTHREAD && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) return init_native_only(w, regs, options);
+    return err;
+  }
   struct p2_thread_snapshot s;
   int rc = init_thread(w, jt, options, &s);
   if (rc != 0) return rc;
@@ -431,12 +524,22 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
     w->usp = regs->sp;
   } else if (state == p2_hs.ts_in_native || state == p2_hs.ts_in_vm || state == p2_hs.ts_blocked) {
     /* Native or VM code on top: the Java frames start at the anchor. */
-    if ((rc = start_from_anchor(w, &s)) != 0) return rc;
+    if ((rc = start_from_anchor(w, &s)) != 0) {
+      if (rc == P2_ENOJAVA && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) return init_native_only(w, regs, options);
+      return rc;
+    }
+    if (options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
+      struct p2_regs java = w->cur;
+      enter_native(w, regs, true, &java);
+    }
   } else {
     return s.state == p2_hs.ts_new ? P2_ENOJAVA : P2_EUNSAFESTATE;
   }
   w->top = true;
   w->start = w->cur;
+  w->start_native = w->native;
+  w->start_nregs = w->nregs;
+  w->start_has_resume = w->has_resume;
   return ASGST_JAVA_TRACE;
 }
 
@@ -451,6 +554,9 @@ P2_AS_SAFE int p2_walker_init_anchor(struct p2_walker *w, void *jt, int options)
 }
 
 P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
+  w->native = w->start_native;
+  w->nregs = w->start_nregs;
+  w->has_resume = w->start_has_resume;
   w->cur = w->start;
   w->usp = w->start.sp;
   w->top = true;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "profile2.h"
+#include "unwind/unwind.h"
 #include "walk/nmethod_scopes.h"
 
 struct p2_regs {
@@ -40,12 +41,22 @@ struct p2_walker {
   int sender_kind;                   /* how to step: see walker.c */
   int32_t frame_words;               /* compiled frame size for the step */
   int32_t ret_offset;                /* frameless step: return address at sp + this */
+  /* a run of native frames (ASGST_INCLUDE_NON_JAVA_FRAMES), walked by
+   * unwind/ until its sp reaches the Java frame recorded in resume */
+  bool native;
+  struct p2_native_regs nregs;
+  bool has_resume;                   /* false: native until the stack ends or code-cache code */
+  struct p2_regs resume;
+  bool start_native, start_has_resume; /* for rewind */
+  struct p2_native_regs start_nregs;
   int state;                         /* 1 frame ahead, 0 end, < 0 error */
   uint64_t steps;
 };
 
 /* Prepare a walk of the calling thread from a signal's registers (or any
- * frame of its own stack). Returns the trace kind (> 0) or an error.
+ * frame of its own stack). Returns the trace kind (> 0) or an error. A
+ * thread that is not a Java thread is walked as native frames only when
+ * ASGST_INCLUDE_NON_JAVA_FRAMES is set (kind ASGST_NON_JAVA_TRACE).
  * Context: AS-Safe. */
 int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *regs, int options);
 

@@ -3,6 +3,7 @@
  * yielded by ASGST_RunWithIterator must equal JVMTI GetStackTrace for the
  * thread: same number of frames, and per frame the same method and bci, and
  * the walk must end normally (0) right after the last one. */
+#include <dlfcn.h>
 #include <jni.h>
 #include <jvmti.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ static jvmtiEnv *jvmti;
 static JavaVM *the_vm;
 static long stacks, frames, mismatches, native_stacks, breakpoint_stacks;
 static long compiled_frames, inlined_frames, interpreted_frames, native_frames;
+static long mixed_stacks, c_frames, upcall_stacks_with_c;
 static int max_depth;
 static char first[4][512];
 
@@ -50,6 +52,67 @@ static void note(const char *fmt, long a, long b, long c, jmethodID m) {
   char name[256] = "";
   if (m) method_name(m, name, sizeof name);
   snprintf(first[mismatches - 1], sizeof first[0], fmt, a, b, c, name);
+}
+
+/* The same stack with ASGST_INCLUDE_NON_JAVA_FRAMES: the Java frames must
+ * be the same, C frames come first (we are in C code) and, where a JNI
+ * up-call is on the stack, its C function appears between Java frames. */
+static void compare_mixed(const jvmtiFrameInfo *jf, int count) {
+  static struct walk w;
+  ucontext_t uc;
+  getcontext(&uc);
+  int kind = ASGST_RunWithIterator(&uc, ASGST_INCLUDE_NON_JAVA_FRAMES, collect, &w);
+  mixed_stacks++;
+  if (kind != ASGST_JAVA_TRACE || w.end != 0 || w.n == 0 || w.f[0].type != ASGST_FRAME_NON_JAVA) {
+    mismatches++;
+    note("mixed walk: kind %ld, end %ld, first type %ld %s", kind, w.end, w.n ? w.f[0].type : -1, NULL);
+    return;
+  }
+  int j = 0;
+  bool saw_upcall = false, upcall_expected = false;
+  for (int i = 0; i < count; i++) {
+    char *name = NULL;
+    (*jvmti)->GetMethodName(jvmti, jf[i].method, &name, NULL, NULL);
+    if (name && strcmp(name, "upcall") == 0) upcall_expected = true;
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+  }
+  for (int i = 0; i < w.n; i++) {
+    if (w.f[i].type == ASGST_FRAME_NON_JAVA) {
+      c_frames++;
+      Dl_info info;
+      if (dladdr(w.f[i].pc, &info) && info.dli_sname && strcmp(info.dli_sname, "Java_WalkFixture_upcall") == 0)
+        saw_upcall = true;
+      continue;
+    }
+    if (j >= count || w.f[i].method != ASGST_JMethodIDToMethod(jf[j].method) || w.f[i].bci != (int)jf[j].location) {
+      mismatches++;
+      note("mixed walk: Java frame %ld differs (bci %ld vs %ld) %s", j, w.f[i].bci,
+           j < count ? (long)jf[j].location : -9, NULL);
+      return;
+    }
+    j++;
+  }
+  if (j != count) {
+    mismatches++;
+    note("mixed walk: %ld Java frames, JVMTI has %ld %ld %s", j, count, 0, NULL);
+  }
+  if (upcall_expected) {
+    if (saw_upcall)
+      upcall_stacks_with_c++;
+    else {
+      static int shown;
+      if (getenv("WALK_DUMP") && !shown++) {
+        for (int i = 0; i < w.n && i < 40; i++) {
+          Dl_info info;
+          const char *sym = dladdr(w.f[i].pc, &info) && info.dli_sname ? info.dli_sname : "?";
+          fprintf(stderr, "%2d type %d pc %p sp %p %s\n", i, w.f[i].type, w.f[i].pc, w.f[i].sp, sym);
+        }
+      }
+      mismatches++;
+      note("mixed walk: no frame in Java_WalkFixture_upcall although upcall() is on the stack %ld %ld %ld %s", 0,
+           0, 0, NULL);
+    }
+  }
 }
 
 static void compare(const char *where) {
@@ -104,7 +167,9 @@ static void compare(const char *where) {
   if (w.n != count || w.end != 0) {
     mismatches++;
     note("walked %ld frames ending with %ld, JVMTI has %ld; %s", w.n, w.end, count, NULL);
+    return;
   }
+  if (stacks % 7 == 0) compare_mixed(jf, count);
   (void)where;
 }
 
@@ -119,6 +184,9 @@ JNIEXPORT void JNICALL Java_WalkFixture_upcall(JNIEnv *env, jclass c, jobject r)
   jclass rc = (*env)->GetObjectClass(env, r);
   jmethodID run = (*env)->GetMethodID(env, rc, "run", "()V");
   (*env)->CallVoidMethod(env, r, run);
+  /* Work after the call keeps this frame on the stack (no tail call), so
+   * the mixed walk must find it between the Java frames. */
+  if ((*env)->ExceptionCheck(env)) fprintf(stderr, "upcall threw\n");
 }
 
 static void JNICALL on_breakpoint(jvmtiEnv *j, JNIEnv *env, jthread thread, jmethodID m, jlocation loc) {
@@ -133,9 +201,15 @@ JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
          "(%ld interpreted, %ld compiled, %ld inlined, %ld native), deepest %d, %ld mismatches\n",
          stacks, native_stacks, breakpoint_stacks, frames, interpreted_frames, compiled_frames, inlined_frames,
          native_frames, max_depth, mismatches);
+  printf("walk oracle: %ld stacks also walked with native frames: %ld C frames, %ld JNI up-call stacks with "
+         "the C function found\n",
+         mixed_stacks, c_frames, upcall_stacks_with_c);
   for (int i = 0; i < 4 && i < mismatches; i++) printf("  mismatch: %s\n", first[i]);
   fflush(stdout);
-  return mismatches == 0 && stacks > 1000 && max_depth >= 2000 && breakpoint_stacks > 100 ? 0 : 1;
+  return mismatches == 0 && stacks > 1000 && max_depth >= 2000 && breakpoint_stacks > 100 && mixed_stacks > 100 &&
+                 upcall_stacks_with_c > 10
+             ? 0
+             : 1;
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *env, jthread thread) {

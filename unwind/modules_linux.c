@@ -1,0 +1,117 @@
+#include "unwind/modules_linux.h"
+
+#include <link.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/p2_error.h"
+
+/* DWARF pointer encodings (LSB "Exception Frame Header"): the search table
+ * libunwind can use is made of datarel|sdata4 pairs. */
+#define DW_EH_PE_datarel_sdata4 0x3b
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_pcrel_sdata4 0x1b
+
+struct table {
+  size_t count;
+  unsigned long long adds, subs; /* dl_iterate_phdr generation it reflects */
+  struct p2_module mod[];
+};
+
+static _Atomic(struct table *) current;
+
+struct build {
+  struct table *t;
+  size_t cap;
+};
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct build *b = arg;
+  uintptr_t lo = 0, hi = 0, hdr = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+      lo = info->dlpi_addr + ph->p_vaddr;
+      hi = lo + ph->p_memsz;
+    } else if (ph->p_type == PT_GNU_EH_FRAME) {
+      hdr = info->dlpi_addr + ph->p_vaddr;
+    }
+  }
+  if (hi == 0) return 0;
+  if (b->t->count == b->cap) {
+    size_t cap = b->cap * 2;
+    struct table *t = realloc(b->t, sizeof *t + cap * sizeof t->mod[0]);
+    if (t == NULL) return 1;
+    b->t = t;
+    b->cap = cap;
+  }
+  struct p2_module *m = &b->t->mod[b->t->count++];
+  memset(m, 0, sizeof *m);
+  m->text_lo = lo;
+  m->text_hi = hi;
+  /* .eh_frame_hdr: version, eh_frame_ptr_enc, fde_count_enc, table_enc,
+   * eh_frame_ptr, fde_count, then the table of (initial_loc, fde) pairs. */
+  const uint8_t *h = (const uint8_t *)hdr;
+  if (hdr != 0 && h[0] == 1 && h[1] == DW_EH_PE_pcrel_sdata4 && h[2] == DW_EH_PE_udata4 &&
+      h[3] == DW_EH_PE_datarel_sdata4) {
+    uint32_t fde_count;
+    memcpy(&fde_count, h + 8, sizeof fde_count);
+    m->eh_frame_hdr = hdr;
+    m->table = hdr + 12;
+    m->table_words = (uint64_t)fde_count * 8 / sizeof(uint64_t);
+  }
+  return 0;
+}
+
+static int by_address(const void *a, const void *b) {
+  const struct p2_module *x = a, *y = b;
+  return (x->text_lo > y->text_lo) - (x->text_lo < y->text_lo);
+}
+
+static int generation(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  unsigned long long *g = arg;
+  g[0] = info->dlpi_adds;
+  g[1] = info->dlpi_subs;
+  return 1;
+}
+
+int p2_modules_refresh(void) {
+  unsigned long long g[2] = {0, 0};
+  dl_iterate_phdr(generation, g);
+  struct table *old = atomic_load(&current);
+  if (old != NULL && old->adds == g[0] && old->subs == g[1]) return 0;
+  struct build b = {malloc(sizeof *b.t + 64 * sizeof b.t->mod[0]), 64};
+  if (b.t == NULL) return P2_ENOMEM;
+  b.t->count = 0;
+  if (dl_iterate_phdr(add_module, &b) != 0) {
+    free(b.t);
+    return P2_ENOMEM;
+  }
+  qsort(b.t->mod, b.t->count, sizeof b.t->mod[0], by_address);
+  b.t->adds = g[0];
+  b.t->subs = g[1];
+  /* Old tables are never freed: a signal handler may still be searching
+   * one. They are small (a few KiB) and change only when libraries are
+   * loaded or unloaded. */
+  atomic_store(&current, b.t);
+  return 0;
+}
+
+P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) {
+  const struct table *t = atomic_load_explicit(&current, memory_order_acquire);
+  if (t == NULL) return NULL;
+  size_t lo = 0, hi = t->count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (pc < t->mod[mid].text_lo)
+      hi = mid;
+    else if (pc >= t->mod[mid].text_hi)
+      lo = mid + 1;
+    else
+      return &t->mod[mid];
+  }
+  return NULL;
+}

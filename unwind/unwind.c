@@ -1,0 +1,195 @@
+#include "unwind/unwind.h"
+
+/* The generic (remote-capable) libunwind: the local-only build compiles out
+ * the table search for address spaces other than its own. */
+#include <libunwind.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "unwind/modules_linux.h"
+#include "vm/safe_access.h"
+
+/* libunwind's binary search over an .eh_frame_hdr table. Exported by
+ * libunwind-x86_64.so but not declared in its public headers
+ * (libunwind-ptrace and -coredump use it the same way). */
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                               unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+/* libunwind register numbers: UNW_X86_64_RAX (0) .. UNW_X86_64_RIP (16). */
+#define NREGS 17
+
+struct step_ctx {
+  unw_word_t regs[NREGS];
+  uint32_t known; /* bit i: regs[i] is valid */
+};
+
+static unw_addr_space_t space;
+static unw_accessors_t *local_accessors;
+static atomic_bool ready;
+static atomic_uint_fast64_t n_dwarf, n_fp, n_fail, n_nomod;
+
+P2_AS_SAFE static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg) {
+  const struct p2_module *m = p2_modules_find(ip);
+  if (m == NULL || m->table == 0) return -UNW_ENOINFO;
+  unw_dyn_info_t di;
+  memset(&di, 0, sizeof di);
+  di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+  di.start_ip = m->text_lo;
+  di.end_ip = m->text_hi;
+  di.u.rti.segbase = m->eh_frame_hdr;
+  di.u.rti.table_len = m->table_words;
+  di.u.rti.table_data = m->table;
+  return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need, arg);
+}
+
+P2_AS_SAFE static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
+  (void)as;
+  local_accessors->put_unwind_info(unw_local_addr_space, pi, arg);
+}
+
+P2_AS_SAFE static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg) {
+  (void)as, (void)dilap, (void)arg;
+  return -UNW_ENOINFO;
+}
+
+/* Every memory read of libunwind goes through the fault-tolerant load. */
+P2_AS_SAFE static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
+  (void)as, (void)arg;
+  uint64_t v;
+  if (write || p2_safe_load_u64((const void *)addr, &v) != 0) return -UNW_EINVAL;
+  *val = v;
+  return 0;
+}
+
+P2_AS_SAFE static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg) {
+  (void)as;
+  struct step_ctx *c = arg;
+  if (reg < 0 || reg >= NREGS) return -UNW_EBADREG;
+  if (write) {
+    c->regs[reg] = *val;
+    c->known |= 1u << reg;
+    return 0;
+  }
+  if (!(c->known & (1u << reg))) return -UNW_EBADREG;
+  *val = c->regs[reg];
+  return 0;
+}
+
+P2_AS_SAFE static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg) {
+  (void)as, (void)reg, (void)val, (void)write, (void)arg;
+  return -UNW_EBADREG;
+}
+
+P2_AS_SAFE static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg) {
+  (void)as, (void)c, (void)arg;
+  return -UNW_EINVAL;
+}
+
+P2_AS_SAFE static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off,
+                                    void *arg) {
+  (void)as, (void)addr, (void)buf, (void)len, (void)off, (void)arg;
+  return -UNW_ENOINFO;
+}
+
+static unw_accessors_t accessors = {
+    .find_proc_info = find_proc_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = get_dyn_info_list_addr,
+    .access_mem = access_mem,
+    .access_reg = access_reg,
+    .access_fpreg = access_fpreg,
+    .resume = resume,
+    .get_proc_name = get_proc_name,
+};
+
+int p2_unwind_init(void) {
+  if (atomic_load(&ready)) return 0;
+  int rc = p2_modules_refresh();
+  if (rc != 0) return rc;
+  local_accessors = unw_get_accessors(unw_local_addr_space);
+  space = unw_create_addr_space(&accessors, 0);
+  if (space == NULL) return P2_ENOMEM;
+  /* No caching: libunwind's caches take locks (global) or need TLS set up
+   * lazily (per-thread), neither of which a signal handler may do. */
+  unw_set_caching_policy(space, UNW_CACHE_NONE);
+  atomic_store(&ready, true);
+  return 0;
+}
+
+void p2_unwind_refresh(void) { p2_modules_refresh(); }
+
+P2_AS_SAFE bool p2_unwind_pc_in_module(const void *pc) { return p2_modules_find((uintptr_t)pc) != NULL; }
+
+P2_AS_SAFE static bool in_range(const char *p, const char *lo, const char *hi) { return p >= lo && p <= hi; }
+
+/* libunwind, from pc/sp/fp only (callee-saved registers other than rbp are
+ * unknown; a rule needing them fails the step instead of guessing). */
+P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r) {
+  struct step_ctx ctx;
+  unw_cursor_t cursor;
+  memset(&ctx, 0, sizeof ctx);
+  /* A return address points after the call: look up the call's row. */
+  unw_word_t ip = (unw_word_t)r->pc - (r->exact_pc ? 0 : 1);
+  ctx.regs[UNW_X86_64_RIP] = ip;
+  ctx.regs[UNW_X86_64_RSP] = (unw_word_t)r->sp;
+  ctx.regs[UNW_X86_64_RBP] = (unw_word_t)r->fp;
+  ctx.known = 1u << UNW_X86_64_RIP | 1u << UNW_X86_64_RSP | 1u << UNW_X86_64_RBP;
+  if (unw_init_remote(&cursor, space, &ctx) < 0) return P2_EUNKNOWNCODE;
+  if (unw_step(&cursor) <= 0) return P2_EUNKNOWNCODE;
+  unw_word_t pc, sp, fp;
+  if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0) return P2_EINCONSISTENT;
+  if (unw_get_reg(&cursor, UNW_X86_64_RBP, &fp) < 0) fp = (unw_word_t)r->fp;
+  r->pc = (const char *)pc;
+  r->sp = (const char *)sp;
+  r->fp = (const char *)fp;
+  return 1;
+}
+
+P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const char *hi) {
+  const char *fp = r->fp, *pc, *caller_fp;
+  if (((uintptr_t)fp & 7) != 0 || !in_range(fp, r->sp, hi) || fp + 16 > hi) return P2_EINCONSISTENT;
+  if (p2_safe_load_u64(fp + 8, (uint64_t *)(void *)&pc) != 0 ||
+      p2_safe_load_u64(fp, (uint64_t *)(void *)&caller_fp) != 0)
+    return P2_EFAULT;
+  (void)lo;
+  r->pc = pc;
+  r->sp = fp + 16;
+  r->fp = caller_fp;
+  return 1;
+}
+
+P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi) {
+  struct p2_native_regs next = *r;
+  int rc = P2_EUNKNOWNCODE;
+  const struct p2_module *m = p2_modules_find((uintptr_t)r->pc);
+  if (m == NULL) atomic_fetch_add_explicit(&n_nomod, 1, memory_order_relaxed);
+  if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
+    rc = dwarf_step(&next);
+    if (rc == 1) atomic_fetch_add_explicit(&n_dwarf, 1, memory_order_relaxed);
+  }
+  if (rc != 1) {
+    next = *r;
+    rc = fp_step(&next, stack_lo, stack_hi);
+    if (rc == 1) atomic_fetch_add_explicit(&n_fp, 1, memory_order_relaxed);
+  }
+  if (rc != 1) {
+    atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
+    return rc;
+  }
+  if (next.pc == NULL) return 0; /* outermost frame (_start, thread start) */
+  if (next.sp <= r->sp || !in_range(next.sp, stack_lo, stack_hi)) {
+    atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
+    return P2_EINCONSISTENT;
+  }
+  next.exact_pc = false;
+  *r = next;
+  return 1;
+}
+
+P2_AS_SAFE void p2_unwind_stats(struct p2_unwind_stats *out) {
+  out->dwarf_steps = atomic_load_explicit(&n_dwarf, memory_order_relaxed);
+  out->fp_steps = atomic_load_explicit(&n_fp, memory_order_relaxed);
+  out->failures = atomic_load_explicit(&n_fail, memory_order_relaxed);
+  out->no_module = atomic_load_explicit(&n_nomod, memory_order_relaxed);
+}

@@ -1,0 +1,47 @@
+/* Native (C/C++) frames: one step from a frame to its caller.
+ *
+ * Where the pc lies in a module with DWARF call-frame information
+ * (.eh_frame, found through .eh_frame_hdr), libunwind computes the caller
+ * precisely; elsewhere (JIT code, code without CFI) the frame pointer chain
+ * is followed. The signal path never calls dl_iterate_phdr: the module table
+ * is built outside signal handlers (p2_unwind_refresh) and libunwind runs in
+ * an address space of our own whose memory reads are fault-tolerant. */
+#ifndef P2_UNWIND_H
+#define P2_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/p2_compiler.h"
+
+struct p2_native_regs {
+  const char *pc, *sp, *fp;
+  bool exact_pc; /* pc is the interrupted instruction (top frame), not a return address */
+};
+
+/* Set up libunwind and the module table. Idempotent.
+ * Context: Anywhere (not in a signal handler). */
+int p2_unwind_init(void);
+
+/* Rebuild the module table if libraries were loaded or unloaded since the
+ * last call (cheap when nothing changed).
+ * Context: Anywhere (not in a signal handler). */
+void p2_unwind_refresh(void);
+
+/* Replace *r by its caller's registers. stack_lo/stack_hi bound every
+ * stack address accepted. Returns 1, 0 at the outermost frame, or < 0.
+ * Context: AS-Safe. */
+int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi);
+
+/* True if pc lies in a loaded module's executable segment (as of the last
+ * refresh). Context: AS-Safe. */
+bool p2_unwind_pc_in_module(const void *pc);
+
+struct p2_unwind_stats {
+  uint64_t dwarf_steps, fp_steps, failures, no_module;
+};
+
+/* Counters since start. Context: AS-Safe. */
+void p2_unwind_stats(struct p2_unwind_stats *out);
+
+#endif
