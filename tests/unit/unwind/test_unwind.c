@@ -1,0 +1,186 @@
+/* unwind/: native frames through code without frame pointers (glibc's
+ * qsort internals), from a signal handler, and what the signal path is
+ * allowed to do: allocate nothing, and take a lock only with every signal
+ * blocked (libunwind's memory pool does: its holder can never be
+ * interrupted by a handler on its own thread, so no handler can deadlock
+ * on it). malloc, free and pthread_mutex_lock are interposed by this test
+ * executable and checked while a walk runs. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <ucontext.h>
+
+#include "unwind/unwind.h"
+#include "vm/safe_access.h"
+
+static __thread int in_signal_path;
+static int allocations, unsafe_locks, locks;
+
+/* The project builds with hidden visibility; interposers must be seen by
+ * the dynamic linker. */
+#define INTERPOSE __attribute__((visibility("default")))
+
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void (*real_free)(void *);
+static int (*real_lock)(pthread_mutex_t *);
+
+/* dlsym itself may allocate; serve that from a static arena. */
+static char early[4096];
+static size_t early_used;
+
+static void *early_alloc(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (early_used + n > sizeof early) return NULL;
+  void *p = early + early_used;
+  early_used += n;
+  return p;
+}
+
+/* POSIX lets dlsym results convert to function pointers; memcpy keeps
+ * -Wpedantic quiet. */
+#define LOOKUP(var, name)                        \
+  do {                                           \
+    void *sym_ = dlsym(RTLD_NEXT, name);         \
+    memcpy(&(var), &sym_, sizeof(var));          \
+  } while (0)
+
+static void resolve(void) {
+  static __thread int resolving;
+  if (real_malloc || resolving) return;
+  resolving = 1;
+  LOOKUP(real_malloc, "malloc");
+  LOOKUP(real_calloc, "calloc");
+  LOOKUP(real_realloc, "realloc");
+  LOOKUP(real_free, "free");
+  LOOKUP(real_lock, "pthread_mutex_lock");
+  resolving = 0;
+}
+
+INTERPOSE void *malloc(size_t n) {
+  if (in_signal_path) allocations++;
+  resolve();
+  return real_malloc ? real_malloc(n) : early_alloc(n);
+}
+INTERPOSE void *calloc(size_t a, size_t b) {
+  if (in_signal_path) allocations++;
+  resolve();
+  if (!real_calloc) return early_alloc(a * b); /* static arena is zeroed */
+  return real_calloc(a, b);
+}
+INTERPOSE void *realloc(void *p, size_t n) {
+  if (in_signal_path) allocations++;
+  resolve();
+  return real_realloc(p, n);
+}
+INTERPOSE void free(void *p) {
+  if (in_signal_path && p) allocations++;
+  if ((char *)p >= early && (char *)p < early + sizeof early) return;
+  resolve();
+  if (real_free) real_free(p);
+}
+INTERPOSE int pthread_mutex_lock(pthread_mutex_t *m) {
+  if (in_signal_path) {
+    sigset_t set;
+    locks++;
+    pthread_sigmask(SIG_SETMASK, NULL, &set);
+    if (!sigismember(&set, SIGPROF) || !sigismember(&set, SIGSEGV)) unsafe_locks++;
+  }
+  resolve();
+  return real_lock(m);
+}
+
+static int walks, frames, max_frames, reached_level1;
+
+static void on_prof(int sig, siginfo_t *si, void *ucp) {
+  (void)sig, (void)si;
+  ucontext_t *uc = ucp;
+  in_signal_path = 1;
+  struct p2_native_regs r = {(const char *)uc->uc_mcontext.gregs[REG_RIP],
+                             (const char *)uc->uc_mcontext.gregs[REG_RSP],
+                             (const char *)uc->uc_mcontext.gregs[REG_RBP], true};
+  int n = 0;
+  bool seen = false;
+  while (n < 256 && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) {
+    n++;
+    extern void level1(void);
+    /* a return address inside level1: the walk got through qsort */
+    if (r.pc > (const char *)(uintptr_t)level1 && r.pc < (const char *)(uintptr_t)level1 + 64) seen = true;
+  }
+  in_signal_path = 0;
+  walks++;
+  frames += n;
+  if (n > max_frames) max_frames = n;
+  if (seen) reached_level1++;
+}
+
+static int compare(const void *a, const void *b) {
+  /* signals land here, inside glibc's qsort (no frame pointers) */
+  for (volatile int i = 0; i < 20; i++) {
+  }
+  return *(const int *)a - *(const int *)b;
+}
+
+__attribute__((noinline)) void level2(void) {
+  static int a[2048];
+  for (int k = 0; k < 300; k++) {
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rand();
+    qsort(a, sizeof a / sizeof a[0], sizeof a[0], compare);
+  }
+}
+
+__attribute__((noinline)) void level1(void) {
+  level2();
+  __asm__ volatile("" ::: "memory"); /* no tail call: keep level1's frame */
+}
+
+Test(unwind, walks_through_code_without_frame_pointers_from_a_signal_handler) {
+  cr_assert_eq(p2_safe_access_init(), 0);
+  cr_assert_eq(p2_unwind_init(), 0);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_prof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGPROF, &sa, NULL);
+  struct itimerval it = {{0, 200}, {0, 200}};
+  setitimer(ITIMER_PROF, &it, NULL);
+  level1();
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_PROF, &off, NULL);
+  struct p2_unwind_stats st;
+  p2_unwind_stats(&st);
+  cr_log_info("%d walks, %d frames (max %d), %d reached level1; %lu DWARF steps, %lu frame-pointer steps, %d "
+              "locks (%d with signals deliverable), %d allocations",
+              walks, frames, max_frames, reached_level1, (unsigned long)st.dwarf_steps, (unsigned long)st.fp_steps,
+              locks, unsafe_locks, allocations);
+  cr_assert_gt(walks, 20, "too few signals: %d", walks);
+  cr_assert_gt(st.dwarf_steps, 0);
+  cr_assert_geq(reached_level1 * 10, walks * 9, "only %d of %d walks got through qsort to level1", reached_level1,
+                walks);
+  cr_assert_gt(locks, 0, "the interposed pthread_mutex_lock saw nothing: is it interposing?");
+  cr_assert_eq(allocations, 0, "the signal path allocated %d times", allocations);
+  cr_assert_eq(unsafe_locks, 0, "%d locks taken while signals could interrupt the holder", unsafe_locks);
+}
+
+Test(unwind, garbage_registers_end_the_walk_without_crashing) {
+  cr_assert_eq(p2_safe_access_init(), 0);
+  cr_assert_eq(p2_unwind_init(), 0);
+  char stack[4096];
+  uint64_t x = 88172645463325252ull;
+  int ended = 0;
+  for (int i = 0; i < 100000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    struct p2_native_regs r = {(const char *)(x & 0x00007fffffffffffull), stack + (x % 2048) * 1,
+                               (const char *)(i % 3 ? x >> 3 : (uintptr_t)(stack + (x % 4000))), i % 2 == 0};
+    int n = 0;
+    while (n < 64 && p2_unwind_step(&r, stack, stack + sizeof stack) > 0) n++;
+    cr_assert_lt(n, 64, "a walk over garbage did not end");
+    ended++;
+  }
+  cr_assert_eq(ended, 100000);
+}
