@@ -209,6 +209,7 @@ static void read_code(void) {
   h->nm_verified_entry_point = opt_off("nmethod", "_verified_entry_point");
   h->nm_verified_entry_off = ifield("nmethod", "_verified_entry_offset", h->nm_verified_entry_point < 0);
   h->nm_osr_entry_point = need_off("nmethod", "_osr_entry_point");
+  h->cont_return_pc = p2_vmstructs_address("ContinuationEntry", "_return_pc");
   h->nm_state = ifield("nmethod", "_state", true);
   h->nm_comp_level = ifield("nmethod", "_comp_level", true);
 

@@ -100,6 +100,10 @@ struct p2_hs {
   long nm_verified_entry_point;   /* JDK 17: absolute pointer field */
   struct p2_ifield nm_verified_entry_off; /* JDK 25: u2 offset from code_begin */
   long nm_osr_entry_point;        /* absolute pointer field (both) */
+  /* JDK 21+: the return address into Continuation.enterSpecial below a
+   * mounted virtual thread's frames (ContinuationEntry::_return_pc, static);
+   * NULL on JDKs without continuations. */
+  void *const *cont_return_pc;
   struct p2_ifield nm_state, nm_comp_level;
   /* Interpreter and stubs */
   void *const *interpreter_code; /* StubQueue** */

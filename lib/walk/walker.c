@@ -1,5 +1,6 @@
 #include "walk/walker.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "common/p2_error.h"
@@ -224,6 +225,25 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   return 1;
 }
 
+/* The frames of a mounted virtual thread end at Continuation.enterSpecial
+ * (the native intrinsic that holds the ContinuationEntry); below are the
+ * carrier's frames, which are not the virtual thread's stack. Its nmethod is
+ * the one containing ContinuationEntry::_return_pc. */
+P2_AS_SAFE static bool is_continuation_entry(const struct p2_code_info *ci) {
+  static _Atomic(void *) enter_special;
+  void *m = atomic_load_explicit(&enter_special, memory_order_relaxed);
+  if (m == NULL) {
+    const char *ret;
+    struct p2_code_info entry;
+    if (p2_hs.cont_return_pc == NULL || load_ptr((const char *)p2_hs.cont_return_pc, &ret) != 0 || ret == NULL ||
+        p2_code_classify(ret, &entry) != 0 || entry.method == NULL)
+      return false;
+    m = entry.method;
+    atomic_store_explicit(&enter_special, m, memory_order_relaxed);
+  }
+  return ci->method == m;
+}
+
 /* Decode the physical frame at w->cur. Returns 1 with *f filled (a Java or
  * non-Java frame to yield), 2 when the frame yields nothing itself (stub,
  * entry frame, or scopes to expand), 0 at the end, < 0 on error. */
@@ -275,6 +295,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   }
 
   case P2_CODE_NATIVE_WRAPPER:
+    if (is_continuation_entry(&ci)) return P2_ECONTINUATION;
     if (exact)
       w->sender_kind = SENDER_COMPILED;
     else if ((rc = top_compiled_sender(w, &ci)) != 0)

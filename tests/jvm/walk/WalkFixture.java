@@ -15,6 +15,8 @@ public class WalkFixture {
     static native void check();
     static native void upcall(Runnable r);
     static native int summary();
+    /* check() for code running in a virtual thread (JDK 21+) */
+    static native void checkVirtual();
 
     static int sink;
 
@@ -90,6 +92,34 @@ public class WalkFixture {
         return s;
     }
 
+    static int virtualRecurse(int depth) {
+        if (depth == 0) {
+            checkVirtual();
+            return 1;
+        }
+        return virtualRecurse(depth - 1) + 1;
+    }
+
+    /* Runs virtualRecurse in virtual threads where the JDK has them
+     * (through reflection: this file compiles with JDK 17). */
+    static int virtualThreads(int rounds) throws Throwable {
+        Method ofVirtual;
+        try {
+            ofVirtual = Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            return 0;
+        }
+        Object builder = ofVirtual.invoke(null);
+        /* through the public interface: the builder's class is internal */
+        Method start = Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class);
+        for (int i = 0; i < rounds; i++) {
+            int depth = i % 30;
+            Thread t = (Thread) start.invoke(builder, (Runnable) () -> virtualRecurse(depth));
+            t.join();
+        }
+        return rounds;
+    }
+
     public static void main(String[] args) throws Throwable {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 300;
         Thread t = new Thread(() -> recurse(100), "second-thread");
@@ -105,6 +135,7 @@ public class WalkFixture {
             upcalls();
         }
         hot(200_000);
+        virtualThreads(200);
         System.exit(summary());
     }
 }
