@@ -1,0 +1,220 @@
+/* The cost of one full ASGST_RunWithIterator walk, as a function of stack
+ * depth, measured two ways (WalkCost.java drives both; bench/walk_cost.sh
+ * runs everything):
+ *
+ *   sync    A JNI native method at the bottom of a recursion takes one
+ *           getcontext() and walks from it `walks` times in a row; the batch
+ *           is timed on the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, so
+ *           time the thread spent preempted on a shared machine does not
+ *           count): ns/walk = batch/N. The context stays valid: the frames
+ *           above it do not change while the native method runs.
+ *   signal  A thread recursed to the depth spins in Java; a pthread sends it
+ *           SIGPROF with tgkill, one signal at a time (the next only after
+ *           the handler finished). The handler times its own walk with two
+ *           clock_gettime(CLOCK_MONOTONIC) calls (vDSO, ~30 ns; the thread
+ *           CPU clock is a system call, too slow for single walks); the
+ *           median of a back-to-back pair is subtracted, and the median of
+ *           all signals is reported, which a few preempted walks do not
+ *           move.
+ *
+ * Every walk counts its frames with ASGST_NextFrame until the end; only walks
+ * that ended normally (0) are timed results, the others are counted as
+ * errors and reported. Uses only profile2.h.
+ *
+ * Output, one line per measurement:
+ *   RESULT path=sync depth=100 frames=100 interp=98 compiled=1 inlined=0 native=1 ns_walk=1234.5 n=10000 errors=0
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <profile2.h>
+
+static JavaVM *the_vm;
+
+/* What one walk saw. */
+struct walk {
+  int frames, interp, compiled, inlined, native;
+  int end; /* last ASGST_NextFrame result: 0 = complete */
+  uintptr_t sink;
+};
+
+/* Context: AS-Safe. */
+static void count_frames(ASGST_Iterator *it, void *arg) {
+  struct walk *w = arg;
+  ASGST_Frame f;
+  int rc;
+  while ((rc = ASGST_NextFrame(it, &f)) == 1) {
+    w->frames++;
+    w->sink ^= (uintptr_t)f.method; /* use every frame's result */
+    if (f.type == ASGST_FRAME_JAVA_INLINED)
+      w->inlined++;
+    else if (f.type == ASGST_FRAME_JAVA_NATIVE)
+      w->native++;
+    else if (f.comp_level == 0)
+      w->interp++;
+    else
+      w->compiled++;
+  }
+  w->end = rc;
+}
+
+/* Context: AS-Safe. Walks once; returns 0 for a complete walk, else the error. */
+static int walk_once(void *ucontext, struct walk *w) {
+  memset(w, 0, sizeof *w);
+  int kind = ASGST_RunWithIterator(ucontext, 0, count_frames, w);
+  return kind <= 0 ? (kind < 0 ? kind : -100) : w->end;
+}
+
+static double cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static void print_result(const char *path, int depth, const struct walk *w, double ns, long n, long errors,
+                         int first_error) {
+  printf("RESULT path=%s depth=%d frames=%d interp=%d compiled=%d inlined=%d native=%d ns_walk=%.1f n=%ld "
+         "errors=%ld",
+         path, depth, w->frames, w->interp, w->compiled, w->inlined, w->native, ns, n, errors);
+  if (errors) printf(" first_error=%d(%s)", first_error, profile2_strerror(first_error));
+  printf("\n");
+  fflush(stdout);
+}
+
+/* --- sync: walks from getcontext() in a native method ---------------------- */
+
+JNIEXPORT void JNICALL Java_WalkCost_syncWalks(JNIEnv *env, jclass c, jint depth, jint walks, jboolean report) {
+  (void)env, (void)c;
+  ucontext_t uc;
+  getcontext(&uc);
+  struct walk first, w;
+  int first_error = walk_once(&uc, &first);
+  long errors = first_error != 0;
+  double t0 = cpu_ns();
+  for (int i = 0; i < walks; i++) {
+    int err = walk_once(&uc, &w);
+    if (err != 0 && errors++ == 0) first_error = err;
+  }
+  double ns = walks > 0 ? (cpu_ns() - t0) / walks : 0;
+  if (report) print_result("sync", depth, &first, ns, walks, errors, first_error);
+}
+
+/* --- signal: walks in a SIGPROF handler of a busy thread ------------------- */
+
+static atomic_int busy_tid;
+static atomic_int pending; /* 1 while a signal is on its way or handled */
+static double *handler_ns;
+static struct walk handler_walk;
+static int handler_err;
+static long handler_i;
+
+/* Context: SIGPROF handler; AS-Safe. */
+static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si;
+  int saved = errno;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  struct walk w;
+  int err = walk_once(uc, &w);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  handler_ns[handler_i] = err == 0 ? (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec) : -1;
+  handler_walk = w;
+  handler_err = err;
+  atomic_store(&pending, 0);
+  errno = saved;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+JNIEXPORT void JNICALL Java_WalkCost_registerBusy(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  atomic_store(&busy_tid, (int)syscall(SYS_gettid));
+}
+
+JNIEXPORT void JNICALL Java_WalkCost_signalWalks(JNIEnv *env, jclass c, jint depth, jint signals) {
+  (void)env, (void)c;
+  while (atomic_load(&busy_tid) == 0) sched_yield();
+  /* The timer's own cost: a back-to-back clock_gettime pair. */
+  double *pair = calloc(10000, sizeof *pair);
+  for (int i = 0; i < 10000; i++) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    pair[i] = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+  }
+  double overhead = median(pair, 10000);
+  free(pair);
+
+  handler_ns = calloc((size_t)signals, sizeof *handler_ns);
+  double *ok = calloc((size_t)signals, sizeof *ok);
+  long n = 0, errors = 0;
+  int first_error = 0;
+  struct walk shape = {0};
+  for (long i = 0; i < signals; i++) {
+    handler_i = i;
+    atomic_store(&pending, 1);
+    syscall(SYS_tgkill, getpid(), atomic_load(&busy_tid), SIGPROF);
+    while (atomic_load(&pending)) sched_yield();
+    if (handler_ns[i] >= 0) {
+      ok[n++] = handler_ns[i] - overhead;
+      if (shape.frames == 0) shape = handler_walk;
+    } else {
+      if (errors++ == 0) first_error = handler_err;
+    }
+  }
+  print_result("signal", depth, &shape, median(ok, n), n, errors, first_error);
+  printf("CLOCK pair_ns=%.1f\n", overhead);
+  free(ok);
+  free(handler_ns);
+  atomic_store(&busy_tid, 0);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+  (void)jvmti, (void)env, (void)thread;
+  if (profile2_init(the_vm) != 0 || ASGST_Capabilities() == 0) {
+    fprintf(stderr, "walk_cost: profile2 cannot read this JVM\n");
+    exit(2);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGPROF, &sa, NULL);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)options, (void)reserved;
+  the_vm = vm;
+  jvmtiEnv *jvmti;
+  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+  return JNI_OK;
+}
