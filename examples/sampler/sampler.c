@@ -158,9 +158,9 @@ static void collect(ASGST_Iterator *it, void *arg) {
   while (w->depth < MAX_DEPTH && (rc = ASGST_NextFrame(it, &frame)) == 1)
     w->ids[w->depth++] = method_slot(frame.method);
   if (w->depth == MAX_DEPTH)
-    w->truncated = ASGST_State(it) == 1; /* more frames below: keep the youngest */
-  else
-    w->error = rc; /* 0 = the walk reached the thread's first frame */
+    w->truncated = ASGST_State(it) == 1;         /* more frames below: keep the youngest */
+  else if (rc != PROFILE2_CONTINUATION_BOUNDARY) /* a virtual thread's stack ends there */
+    w->error = rc;                               /* 0 = the walk reached the thread's first frame */
 }
 
 /* Context: SIGPROF handler; AS-Safe: atomics and profile2's AS-Safe calls
