@@ -77,8 +77,8 @@ struct heap {
 
 P2_AS_SAFE static int read_heap(const void *heap, struct heap *out) {
   const struct p2_hs *h = &p2_hs;
-  const char *mem = (const char *)heap + h->heap_memory;
-  const char *seg = (const char *)heap + h->heap_segmap;
+  const char *mem = p2_addr(heap, h->heap_memory);
+  const char *seg = p2_addr(heap, h->heap_segmap);
   int rc;
   if ((rc = p2_safe_ptr(mem, h->vs_low, (void **)&out->low)) != 0 ||
       (rc = p2_safe_ptr(mem, h->vs_high, (void **)&out->high)) != 0 ||

@@ -275,7 +275,7 @@ P2_AS_SAFE bool p2_hotspot_ready(void) { return atomic_load_explicit(&ready, mem
 const char *p2_hotspot_unsupported_reason(void) { return reason[0] ? reason : NULL; }
 
 P2_AS_SAFE int p2_read_ifield(const void *base, struct p2_ifield f, bool is_signed, int64_t *out) {
-  const char *p = (const char *)base + f.off;
+  const char *p = p2_addr(base, f.off);
   int rc;
   if (f.off < 0) return P2_EINVAL;
   switch (f.size) {

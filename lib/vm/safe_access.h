@@ -35,18 +35,24 @@ int p2_safe_load_u8(const void *addr, uint8_t *out);
  * Context: AS-Safe. */
 int p2_safe_copy(void *dst, const void *src, size_t n);
 
+/* base + offset for addresses read from memory that may be garbage: done in
+ * integers, because pointer arithmetic that wraps around is undefined. */
+static inline const void *p2_addr(const void *base, long offset) {
+  return (const void *)((uintptr_t)base + (uintptr_t)offset);
+}
+
 /* Convenience wrappers: read a pointer / integer at base + offset. */
 static inline int p2_safe_ptr(const void *base, long offset, void **out) {
-  return p2_safe_load_u64((const char *)base + offset, (uint64_t *)(void *)out);
+  return p2_safe_load_u64(p2_addr(base, offset), (uint64_t *)(void *)out);
 }
 static inline int p2_safe_i32(const void *base, long offset, int32_t *out) {
-  return p2_safe_load_u32((const char *)base + offset, (uint32_t *)(void *)out);
+  return p2_safe_load_u32(p2_addr(base, offset), (uint32_t *)(void *)out);
 }
 static inline int p2_safe_u16(const void *base, long offset, uint16_t *out) {
-  return p2_safe_load_u16((const char *)base + offset, out);
+  return p2_safe_load_u16(p2_addr(base, offset), out);
 }
 static inline int p2_safe_u8(const void *base, long offset, uint8_t *out) {
-  return p2_safe_load_u8((const char *)base + offset, out);
+  return p2_safe_load_u8(p2_addr(base, offset), out);
 }
 
 /* Faults handled since start (both recovered reads and none else).

@@ -30,7 +30,7 @@ P2_AS_SAFE static bool in_stack(const struct p2_walker *w, const char *p) {
   return p >= w->stack_lo && p <= w->stack_hi;
 }
 
-P2_AS_SAFE static int load_ptr(const char *addr, const char **out) {
+P2_AS_SAFE static int load_ptr(const void *addr, const char **out) {
   return p2_safe_load_u64(addr, (uint64_t *)(void *)out);
 }
 
@@ -126,10 +126,10 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   int rc;
   if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
   if ((rc = load_ptr(w->cur.fp + h->ver->entry_call_wrapper_slot * 8L, &wrapper)) != 0) return rc;
-  const char *anchor = wrapper + h->jcw_anchor;
-  if ((rc = load_ptr(anchor + h->anchor_sp, &sp)) != 0) return rc;
+  const char *anchor = p2_addr(wrapper, h->jcw_anchor);
+  if ((rc = load_ptr(p2_addr(anchor, h->anchor_sp), &sp)) != 0) return rc;
   if (sp == NULL) return P2_ENOFRAME; /* the first Java call of this thread */
-  if ((rc = load_ptr(anchor + h->anchor_pc, &pc)) != 0 || (rc = load_ptr(anchor + h->anchor_fp, &fp)) != 0)
+  if ((rc = load_ptr(p2_addr(anchor, h->anchor_pc), &pc)) != 0 || (rc = load_ptr(p2_addr(anchor, h->anchor_fp), &fp)) != 0)
     return rc;
   if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
   if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
@@ -190,7 +190,7 @@ P2_AS_SAFE static const char *debug_pc(const struct p2_walker *w, const struct p
     deopt = (const char *)ci->blob + off;
   if (deopt == NULL || w->cur.pc != deopt) return w->cur.pc;
   if (p2_safe_i32(ci->blob, h->nm_orig_pc_offset, &orig_off) != 0 ||
-      load_ptr(w->usp + orig_off, &orig) != 0)
+      load_ptr(p2_addr(w->usp, orig_off), &orig) != 0)
     return w->cur.pc;
   return orig;
 }
@@ -202,7 +202,7 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   int64_t flags;
   if (!in_stack(w, fp)) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
   if (load_ptr(fp + h->ver->interp_method_slot * 8L, &method) != 0 || method == NULL ||
-      load_ptr(method + h->method_const, &cm) != 0 || cm == NULL ||
+      load_ptr(p2_addr(method, h->method_const), &cm) != 0 || cm == NULL ||
       p2_safe_u16(cm, h->cm_code_size, &code_size) != 0 ||
       p2_read_ifield(method, h->method_access_flags, false, &flags) != 0)
     return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
@@ -215,11 +215,11 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
     f->type = ASGST_FRAME_JAVA_NATIVE;
     f->bci = -1;
   } else {
-    const char *base = cm + h->cm_sizeof;
+    const char *base = p2_addr(cm, h->cm_sizeof);
     if (load_ptr(fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
-    if (bcp < base || bcp >= base + code_size) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+    if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
     f->type = ASGST_FRAME_JAVA;
-    f->bci = (int)(bcp - base);
+    f->bci = (int)((uintptr_t)bcp - (uintptr_t)base);
   }
   w->sender_kind = SENDER_INTERPRETED;
   return 1;
@@ -561,6 +561,7 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
   w->start_native = w->native;
   w->start_nregs = w->nregs;
   w->start_has_resume = w->has_resume;
+  w->start_resume = w->resume;
   return ASGST_JAVA_TRACE;
 }
 
@@ -578,6 +579,7 @@ P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
   w->native = w->start_native;
   w->nregs = w->start_nregs;
   w->has_resume = w->start_has_resume;
+  w->resume = w->start_resume;
   w->cur = w->start;
   w->usp = w->start.sp;
   w->top = true;

@@ -48,6 +48,7 @@ struct p2_walker {
   bool has_resume;                   /* false: native until the stack ends or code-cache code */
   struct p2_regs resume;
   bool start_native, start_has_resume; /* for rewind */
+  struct p2_regs start_resume;
   struct p2_native_regs start_nregs;
   int state;                         /* 1 frame ahead, 0 end, < 0 error */
   uint64_t steps;
