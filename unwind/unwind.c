@@ -136,7 +136,9 @@ P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r) {
   ctx.regs[UNW_X86_64_RBP] = (unw_word_t)r->fp;
   ctx.known = 1u << UNW_X86_64_RIP | 1u << UNW_X86_64_RSP | 1u << UNW_X86_64_RBP;
   if (unw_init_remote(&cursor, space, &ctx) < 0) return P2_EUNKNOWNCODE;
-  if (unw_step(&cursor) <= 0) return P2_EUNKNOWNCODE;
+  int stepped = unw_step(&cursor);
+  if (stepped == 0) return 0; /* the CFI marks the outermost frame (thread start, _start) */
+  if (stepped < 0) return P2_EUNKNOWNCODE;
   unw_word_t pc, sp, fp;
   if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0) return P2_EINCONSISTENT;
   if (unw_get_reg(&cursor, UNW_X86_64_RBP, &fp) < 0) fp = (unw_word_t)r->fp;
@@ -167,6 +169,7 @@ P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, co
   if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
     rc = dwarf_step(&next);
     if (rc == 1) atomic_fetch_add_explicit(&n_dwarf, 1, memory_order_relaxed);
+    if (rc == 0) return 0;
   }
   if (rc != 1) {
     next = *r;
