@@ -144,6 +144,13 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   return 1;
 }
 
+static atomic_uint_fast64_t n_frameless, n_frameless_failed;
+
+P2_AS_SAFE void p2_walker_stats(struct p2_walker_stats *out) {
+  out->frameless_top = atomic_load_explicit(&n_frameless, memory_order_relaxed);
+  out->frameless_top_failed = atomic_load_explicit(&n_frameless_failed, memory_order_relaxed);
+}
+
 /* Where the return address of the top compiled frame is, given that the
  * signal may have hit its prologue or epilogue: read from the instructions
  * (prologue_x86_64.c), then checked. Sets w->sender_kind. */
@@ -158,16 +165,22 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
       load_ptr((const char *)ci->blob + h->nm_verified_entry_point, &ventry);
     else if (p2_read_ifield(ci->blob, h->nm_verified_entry_off, false, &voff) == 0)
       ventry = ci->code_begin + voff;
-    if (ventry == NULL || ci->osr) return P2_EFRAMEINCOMPLETE;
-    off = p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
-    if (off < 0) return P2_EFRAMEINCOMPLETE;
+    off = ventry == NULL || ci->osr ? -1 : p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
+    if (off < 0) {
+      atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
+      return P2_EFRAMEINCOMPLETE;
+    }
   } else {
     off = p2_epilogue_ret_offset(w->cur.pc);
     if (off < 0) off = frame_bytes - 8;
   }
   const char *slot = off == frame_bytes - 8 ? w->usp + off : w->cur.sp + off, *ret;
-  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0 || !plausible_return(ret))
-    return off == frame_bytes - 8 ? P2_EINCONSISTENT : P2_EFRAMEINCOMPLETE;
+  bool frameless = off != frame_bytes - 8;
+  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0 || !plausible_return(ret)) {
+    if (frameless) atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
+    return frameless ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+  }
+  if (frameless) atomic_fetch_add_explicit(&n_frameless, 1, memory_order_relaxed);
   if (off == frame_bytes - 8) {
     w->sender_kind = SENDER_COMPILED;
   } else {

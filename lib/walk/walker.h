@@ -70,6 +70,15 @@ int p2_walker_init_anchor(struct p2_walker *w, void *java_thread, int options);
  * Context: AS-Safe. */
 int p2_walker_next(struct p2_walker *w, ASGST_Frame *frame);
 
+struct p2_walker_stats {
+  /* top compiled frames whose pc was in a prologue or an epilogue, where the
+   * frame is (partly) not built: walked on from the instructions, or not */
+  uint64_t frameless_top, frameless_top_failed;
+};
+
+/* Counters since start. Context: AS-Safe. */
+void p2_walker_stats(struct p2_walker_stats *out);
+
 /* Back to the first frame. Context: AS-Safe. */
 void p2_walker_rewind(struct p2_walker *w);
 

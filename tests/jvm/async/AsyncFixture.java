@@ -24,6 +24,21 @@ public class AsyncFixture {
         return a;
     }
 
+    /* Tiny methods: with inlining forbidden (the async-walk-calls tests),
+     * most of their time is prologue and epilogue. */
+    static long tinyA(long x) {
+        return tinyB(x) + 1;
+    }
+
+    static long tinyB(long x) {
+        return x ^ (x >>> 7);
+    }
+
+    static long tinyLoop(long x) {
+        for (int i = 0; i < 2000; i++) x = tinyA(x);
+        return x;
+    }
+
     static long midA(long x) {
         return leafA(x) ^ (long) leafB(x & 1023);
     }
@@ -43,6 +58,7 @@ public class AsyncFixture {
             x += midA(x);
             x += midB(x);
             x += rec(12, x);
+            x += tinyLoop(x);
         }
         sink = x;
     }

@@ -22,6 +22,7 @@
 #include "profile2.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
+#include "walk/walker.h"
 
 #define TARGET_SAMPLES 100000
 #define NCODES 64
@@ -34,18 +35,19 @@ static atomic_int tids[2];
 static ASGST_Class fixture;
 static atomic_bool finished;
 
-enum { M_MAIN, M_WORK, M_ENTRY, M_MIDA, M_MIDB, M_REC, M_LEAFA, M_LEAFB, M_ALLOC, M_DONE, M_COUNT };
-static const char *const names[M_COUNT] = {"main", "work", "workerEntry", "midA", "midB",
-                                           "rec", "leafA", "leafB", "leafAlloc", "done"};
+enum { M_MAIN, M_WORK, M_ENTRY, M_MIDA, M_MIDB, M_REC, M_LEAFA, M_LEAFB, M_ALLOC, M_DONE,
+       M_TLOOP, M_TA, M_TB, M_COUNT };
+static const char *const names[M_COUNT] = {"main", "work", "workerEntry", "midA", "midB", "rec", "leafA",
+                                           "leafB", "leafAlloc", "done", "tinyLoop", "tinyA", "tinyB"};
 static const char *const sigs[M_COUNT] = {"([Ljava/lang/String;)V", "()V", "()V", "(J)J", "(J)J",
-                                          "(IJ)J", "(J)J", "(D)D", "(I)[I", "()Z"};
+                                          "(IJ)J", "(J)J", "(D)D", "(I)[I", "()Z", "(J)J", "(J)J", "(J)J"};
 static ASGST_Method methods[M_COUNT];
 
 /* caller -> callee edges of the fixture (callee, caller) */
 static const int edges[][2] = {
     {M_WORK, M_MAIN},  {M_WORK, M_ENTRY}, {M_DONE, M_WORK},  {M_MIDA, M_WORK},  {M_MIDB, M_WORK},
     {M_REC, M_WORK},   {M_REC, M_REC},    {M_MIDA, M_REC},   {M_LEAFA, M_MIDA}, {M_LEAFB, M_MIDA},
-    {M_LEAFB, M_MIDB}, {M_ALLOC, M_MIDB},
+    {M_LEAFB, M_MIDB}, {M_ALLOC, M_MIDB},  {M_TLOOP, M_WORK}, {M_TA, M_TLOOP},  {M_TB, M_TA},
 };
 
 static atomic_long samples, in_java, in_java_complete, other, other_complete, bad_edges, bad_bottom;
@@ -204,6 +206,12 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
              bad[k].frames[i].comp_level);
     }
   }
+  struct p2_walker_stats ws;
+  p2_walker_stats(&ws);
+  printf("async walks: top compiled frames in a prologue or epilogue: %lu walked on, %lu not (%.2f%% of samples "
+         "in Java)\n",
+         (unsigned long)ws.frameless_top, (unsigned long)ws.frameless_top_failed,
+         j ? 100.0 * (double)(ws.frameless_top + ws.frameless_top_failed) / (double)j : 0.0);
   print_codes("in Java", codes_java);
   print_codes("other", codes_other);
   fflush(stdout);
