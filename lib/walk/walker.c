@@ -268,7 +268,13 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
     rc = interpreted_frame(w, f);
-    if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) return 0;
+    if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) {
+      /* the stopping frame carries only pc, sp, fp and type */
+      f->method = NULL;
+      f->bci = -1;
+      f->comp_level = -1;
+      return 0;
+    }
     w->advance_pending = rc == 1;
     return rc;
 

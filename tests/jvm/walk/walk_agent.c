@@ -33,7 +33,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
   int rc;
   w->n = 0;
-  while (w->n < MAX_FRAMES && (rc = ASGST_NextFrame(it, &w->f[w->n])) == 1) w->n++;
+  while (w->n < MAX_FRAMES - 1 && (rc = ASGST_NextFrame(it, &w->f[w->n])) == 1) w->n++;
   w->end = w->n < MAX_FRAMES ? rc : 1;
 }
 
@@ -116,7 +116,27 @@ static void compare_mixed(const jvmtiFrameInfo *jf, int count) {
   }
 }
 
-static long virtual_stacks;
+static long virtual_stacks, end_on_first_checked;
+
+/* ASGST_END_ON_FIRST_JAVA_FRAME: frames up to the first bytecode-backed one
+ * (native methods come first), which ends the walk with 0 and carries only
+ * pc, sp, fp and type. */
+static void check_end_on_first(const jvmtiFrameInfo *jf, int count) {
+  static struct walk w;
+  ucontext_t uc;
+  getcontext(&uc);
+  int kind = ASGST_RunWithIterator(&uc, ASGST_END_ON_FIRST_JAVA_FRAME, collect, &w);
+  int natives = 0;
+  while (natives < count && jf[natives].location == -1) natives++;
+  const ASGST_Frame *last = &w.f[w.n]; /* the frame NextFrame filled when returning 0 */
+  end_on_first_checked++;
+  if (kind != ASGST_JAVA_TRACE || w.end != 0 || w.n != natives || last->type != ASGST_FRAME_JAVA ||
+      last->pc == NULL || last->sp == NULL || last->method != NULL) {
+    mismatches++;
+    note("END_ON_FIRST_JAVA_FRAME: %ld frames before the stop (JVMTI has %ld native), end %ld %s", w.n, natives,
+         w.end, NULL);
+  }
+}
 
 static void compare(const char *where) {
   static jvmtiFrameInfo jf[MAX_FRAMES];
@@ -180,6 +200,7 @@ static void compare(const char *where) {
     return;
   }
   if (stacks % 7 == 0) compare_mixed(jf, count);
+  if (stacks % 5 == 0) check_end_on_first(jf, count);
   (void)where;
 }
 
@@ -217,6 +238,8 @@ JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
          "(%ld interpreted, %ld compiled, %ld inlined, %ld native), deepest %d, %ld mismatches\n",
          stacks, native_stacks, breakpoint_stacks, frames, interpreted_frames, compiled_frames, inlined_frames,
          native_frames, max_depth, mismatches);
+  printf("walk oracle: %ld walks with ASGST_END_ON_FIRST_JAVA_FRAME stopped at the first bytecode frame\n",
+         end_on_first_checked);
   printf("walk oracle: %ld stacks in virtual threads ended at the continuation boundary like JVMTI's\n",
          virtual_stacks);
   printf("walk oracle: %ld stacks also walked with native frames: %ld C frames, %ld JNI up-call stacks with "
@@ -225,7 +248,7 @@ JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
   for (int i = 0; i < 4 && i < mismatches; i++) printf("  mismatch: %s\n", first[i]);
   fflush(stdout);
   return mismatches == 0 && stacks > 1000 && max_depth >= 2000 && breakpoint_stacks > 100 && mixed_stacks > 100 &&
-                 upcall_stacks_with_c > 10 && (virtual_stacks >= 200 || !has_virtual_threads)
+                 upcall_stacks_with_c > 10 && end_on_first_checked > 1000 && (virtual_stacks >= 200 || !has_virtual_threads)
              ? 0
              : 1;
 }
