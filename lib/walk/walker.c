@@ -68,6 +68,14 @@ P2_AS_SAFE static bool plausible_return(const char *ret) {
   return false;
 }
 
+/* The position of the physical frame being decoded. */
+P2_AS_SAFE static void set_position(ASGST_Frame *f, const struct p2_walker *w, uint8_t type) {
+  f->type = type;
+  f->pc = (void *)w->cur.pc;
+  f->sp = (void *)w->cur.sp;
+  f->fp = (void *)w->cur.fp;
+}
+
 P2_AS_SAFE static void clear_frame(ASGST_Frame *f) {
   memset(f, 0, sizeof *f);
   f->comp_level = -1;
@@ -238,6 +246,20 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   return 1;
 }
 
+/* A compiled frame reported as one Java frame of its nmethod's method, bci
+ * unknown (a native wrapper, or code without debug information); the walk
+ * then steps over it by its frame size. */
+P2_AS_SAFE static int whole_compiled_frame(struct p2_walker *w, ASGST_Frame *f, const struct p2_code_info *ci,
+                                           uint8_t type) {
+  set_position(f, w, type);
+  f->method = (ASGST_Method)ci->method;
+  f->comp_level = ci->comp_level;
+  f->bci = -1;
+  w->frame_words = ci->frame_size;
+  w->advance_pending = true;
+  return 1;
+}
+
 /* The frames of a mounted virtual thread end at Continuation.enterSpecial
  * (the native intrinsic that holds the ContinuationEntry); below are the
  * carrier's frames, which are not the virtual thread's stack. Its nmethod is
@@ -284,26 +306,14 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
       return rc;
     if (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) {
-      f->type = ASGST_FRAME_JAVA;
-      f->pc = (void *)w->cur.pc;
-      f->sp = (void *)w->cur.sp;
-      f->fp = (void *)w->cur.fp;
+      set_position(f, w, ASGST_FRAME_JAVA);
       return 0;
     }
     rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact, &w->scopes);
     if (rc == 1) {
       /* No debug information at this pc: the physical method, bci unknown;
        * its inlined callees (if the pc is in one) cannot be named. */
-      f->type = ASGST_FRAME_JAVA;
-      f->method = (ASGST_Method)ci.method;
-      f->comp_level = ci.comp_level;
-      f->bci = -1;
-      f->pc = (void *)w->cur.pc;
-      f->sp = (void *)w->cur.sp;
-      f->fp = (void *)w->cur.fp;
-      w->frame_words = ci.frame_size;
-      w->advance_pending = true;
-      return 1;
+      return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA);
     }
     if (rc != 0) return rc;
     w->in_scopes = true;
@@ -319,16 +329,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       w->sender_kind = SENDER_COMPILED;
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
       return rc;
-    f->type = ASGST_FRAME_JAVA_NATIVE;
-    f->method = (ASGST_Method)ci.method;
-    f->comp_level = ci.comp_level;
-    f->bci = -1;
-    f->pc = (void *)w->cur.pc;
-    f->sp = (void *)w->cur.sp;
-    f->fp = (void *)w->cur.fp;
-    w->frame_words = ci.frame_size;
-    w->advance_pending = true;
-    return 1;
+    return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA_NATIVE);
 
   case P2_CODE_CALL_STUB:
     rc = enter_older_segment(w);
@@ -358,10 +359,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     }
     w->advance_pending = true;
     if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
-      f->type = ASGST_FRAME_NON_JAVA;
-      f->pc = (void *)w->cur.pc;
-      f->sp = (void *)w->cur.sp;
-      f->fp = (void *)w->cur.fp;
+      set_position(f, w, ASGST_FRAME_NON_JAVA);
       return 1;
     }
     return 2;
