@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "profile2.h"
+#include "common/vm_init_agent.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
 #include "walk/walker.h"
@@ -246,13 +247,6 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   (void)options, (void)reserved;
-  jvmtiEnv *jvmti;
   the_vm = vm;
-  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
-  jvmtiEventCallbacks cb;
-  memset(&cb, 0, sizeof cb);
-  cb.VMInit = on_vm_init;
-  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
-  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
-  return JNI_OK;
+  return p2_test_register_vm_init(vm, on_vm_init);
 }
