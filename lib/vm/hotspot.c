@@ -54,9 +54,7 @@ static struct p2_ifield ifield(const char *type, const char *field, bool require
   return f;
 }
 
-static void fail(const char *fmt, const char *arg) {
-  snprintf(reason, sizeof reason, fmt, arg);
-}
+static void fail(const char *fmt, const char *arg) { snprintf(reason, sizeof reason, fmt, arg); }
 
 static int read_version(void) {
   const int32_t *major = need_addr("Abstract_VM_Version", "_vm_major_version");
@@ -124,11 +122,9 @@ static void read_metadata(void) {
     h->cm_has_linenumbers = (uint32_t)need_int("ConstMethodFlags::_misc_has_linenumber_table");
     h->cm_has_generic_signature = (uint32_t)need_int("ConstMethodFlags::_misc_has_generic_signature");
     h->cm_has_method_annotations = (uint32_t)need_int("ConstMethodFlags::_misc_has_method_annotations");
-    h->cm_has_parameter_annotations =
-        (uint32_t)need_int("ConstMethodFlags::_misc_has_parameter_annotations");
+    h->cm_has_parameter_annotations = (uint32_t)need_int("ConstMethodFlags::_misc_has_parameter_annotations");
     h->cm_has_type_annotations = (uint32_t)need_int("ConstMethodFlags::_misc_has_type_annotations");
-    h->cm_has_default_annotations =
-        (uint32_t)need_int("ConstMethodFlags::_misc_has_default_annotations");
+    h->cm_has_default_annotations = (uint32_t)need_int("ConstMethodFlags::_misc_has_default_annotations");
   }
   h->cp_pool_holder = need_off("ConstantPool", "_pool_holder");
   h->cp_length = need_off("ConstantPool", "_length");
@@ -237,6 +233,7 @@ static void read_threads(void) {
   h->jt_pending_monitor = need_off("JavaThread", "_current_pending_monitor");
   h->jt_waiting_monitor = need_off("JavaThread", "_current_waiting_monitor");
   h->jt_cont_entry = opt_off("JavaThread", "_cont_entry");
+  h->jt_saved_exception_pc = need_off("JavaThread", "_saved_exception_pc");
   h->ts_in_native = need_int("_thread_in_native");
   h->ts_in_vm = need_int("_thread_in_vm");
   h->ts_in_java = need_int("_thread_in_Java");
@@ -262,8 +259,8 @@ int p2_hotspot_init(void) {
   read_code();
   read_threads();
   if (missing != NULL) {
-    snprintf(reason, sizeof reason, "HotSpot %d does not export %s, which profile2 needs",
-             p2_hs.major, missing);
+    snprintf(reason, sizeof reason, "HotSpot %d does not export %s, which profile2 needs", p2_hs.major,
+             missing);
     return P2_EUNSUPPORTED;
   }
   atomic_store(&ready, true);

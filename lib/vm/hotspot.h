@@ -79,9 +79,8 @@ struct p2_hs {
   long cb_code_begin, cb_code_end; /* JDK 17: absolute pointers; else -1 */
   long cb_code_offset;             /* JDK 25: offset from the blob; else -1 */
   struct p2_ifield cb_kind;        /* JDK 25; off -1 in JDK 17 */
-  int32_t kind_nmethod, kind_buffer, kind_adapter, kind_vtable, kind_mh_adapter,
-      kind_runtime_stub, kind_deopt, kind_safepoint, kind_exception, kind_uncommon_trap,
-      kind_upcall;
+  int32_t kind_nmethod, kind_buffer, kind_adapter, kind_vtable, kind_mh_adapter, kind_runtime_stub,
+      kind_deopt, kind_safepoint, kind_exception, kind_uncommon_trap, kind_upcall;
   long nm_method, nm_entry_bci, nm_compile_id, nm_orig_pc_offset;
   /* Debug information of an nmethod. JDK 17: absolute/header-relative
    * (nm_scopes_pcs_off, nm_dependencies_off, nm_metadata_off are int fields
@@ -93,13 +92,13 @@ struct p2_hs {
   long nm_scopes_pcs_off, nm_dependencies_off, nm_metadata_off, nm_scopes_data_begin;
   long nm_immutable_data, nm_immutable_size, nm_scopes_data_off;
   long cb_mutable_data, cb_relocation_size;
-  long nm_deopt_handler_begin;    /* JDK 17: absolute pointer field */
-  long nm_deopt_handler_off;      /* JDK 25: offset from the blob */
+  long nm_deopt_handler_begin; /* JDK 17: absolute pointer field */
+  long nm_deopt_handler_off;   /* JDK 25: offset from the blob */
   long pcdesc_sizeof, pcdesc_pc_offset, pcdesc_scope_offset;
-  long jcw_anchor;                /* JavaCallWrapper::_anchor */
-  long nm_verified_entry_point;   /* JDK 17: absolute pointer field */
+  long jcw_anchor;                        /* JavaCallWrapper::_anchor */
+  long nm_verified_entry_point;           /* JDK 17: absolute pointer field */
   struct p2_ifield nm_verified_entry_off; /* JDK 25: u2 offset from code_begin */
-  long nm_osr_entry_point;        /* absolute pointer field (both) */
+  long nm_osr_entry_point;                /* absolute pointer field (both) */
   /* JDK 21+: the return address into Continuation.enterSpecial below a
    * mounted virtual thread's frames (ContinuationEntry::_return_pc, static);
    * NULL on JDKs without continuations. */
@@ -114,6 +113,8 @@ struct p2_hs {
   long jt_anchor, anchor_sp, anchor_pc, anchor_fp, jt_osthread, os_thread_id, os_state;
   struct p2_ifield jt_state, jt_terminated;
   long jt_stack_base, jt_stack_size, jt_pending_monitor, jt_waiting_monitor, jt_cont_entry;
+  /* the pc of the safepoint poll a thread is handling (JavaThread::_saved_exception_pc) */
+  long jt_saved_exception_pc;
   int32_t ts_in_native, ts_in_vm, ts_in_java, ts_blocked, ts_new, ts_exiting;
 };
 

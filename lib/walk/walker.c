@@ -116,7 +116,9 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
   default:
     return P2_EINCONSISTENT;
   }
-  if (pc == NULL) return P2_ENOFRAME;
+  /* A Java stack ends at an entry frame (enter_older_segment), never at a
+   * NULL return address: that is a frame we misread. */
+  if (pc == NULL) return P2_EINCONSISTENT;
   if (sp <= w->cur.sp || !in_stack(w, sp) || usp == NULL || !in_stack(w, usp)) return P2_EINCONSISTENT;
   w->cur.pc = pc;
   w->cur.sp = sp;
@@ -137,7 +139,8 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   const char *anchor = p2_addr(wrapper, h->jcw_anchor);
   if ((rc = load_ptr(p2_addr(anchor, h->anchor_sp), &sp)) != 0) return rc;
   if (sp == NULL) return P2_ENOFRAME; /* the first Java call of this thread */
-  if ((rc = load_ptr(p2_addr(anchor, h->anchor_pc), &pc)) != 0 || (rc = load_ptr(p2_addr(anchor, h->anchor_fp), &fp)) != 0)
+  if ((rc = load_ptr(p2_addr(anchor, h->anchor_pc), &pc)) != 0 ||
+      (rc = load_ptr(p2_addr(anchor, h->anchor_fp), &fp)) != 0)
     return rc;
   if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
   if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
@@ -173,7 +176,8 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
       load_ptr((const char *)ci->blob + h->nm_verified_entry_point, &ventry);
     else if (p2_read_ifield(ci->blob, h->nm_verified_entry_off, false, &voff) == 0)
       ventry = ci->code_begin + voff;
-    off = ventry == NULL || ci->osr ? -1 : p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
+    off = ventry == NULL || ci->osr ? -1
+                                    : p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
     if (off < 0) {
       atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
       return P2_EFRAMEINCOMPLETE;
@@ -196,6 +200,29 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
     w->ret_offset = (int32_t)off;
   }
   return 0;
+}
+
+/* A blob that never declares its frame complete (safepoint, deoptimization,
+ * uncommon-trap and exception blobs: SingletonBlob passes frame_never_safe)
+ * interrupted by the signal: its frame may be half built or half popped, so
+ * its frame size alone does not locate the return address. Accept it only
+ * when the return slot holds what the blob's own code puts there.
+ *
+ * The safepoint blobs (SharedRuntime::generate_handler_blob, x86_64) build an
+ * rbp frame (RegisterSaver::save_live_registers), so while the frame is whole
+ * rbp sits two words below the return slot; for a poll that is not at a
+ * return, the slot holds the poll's pc (JavaThread::_saved_exception_pc) once
+ * the blob has copied it there, garbage before. Other blobs are entered by a
+ * call: their slot must hold a return address into code that calls them. */
+P2_AS_SAFE static int check_never_safe_blob(const struct p2_walker *w, const struct p2_code_info *ci) {
+  const char *slot = w->usp + (long)ci->frame_size * 8 - 8, *ret, *poll_pc = NULL;
+  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0) return P2_EFRAMEINCOMPLETE;
+  if (ci->kind == P2_CODE_SAFEPOINT_BLOB) {
+    if (w->cur.fp != slot - 8) return P2_EFRAMEINCOMPLETE;
+    if (w->thread != NULL) load_ptr(p2_addr(w->thread, p2_hs.jt_saved_exception_pc), &poll_pc);
+    if (ret != NULL && ret == poll_pc) return 0;
+  }
+  return plausible_return(ret) ? 0 : P2_EFRAMEINCOMPLETE;
 }
 
 /* The pc whose debug information describes a compiled frame: a frame being
@@ -238,7 +265,8 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   } else {
     const char *base = p2_addr(cm, h->cm_sizeof);
     if (load_ptr(fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
-    if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+    if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size)
+      return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
     f->type = ASGST_FRAME_JAVA;
     f->bci = (int)((uintptr_t)bcp - (uintptr_t)base);
   }
@@ -270,8 +298,8 @@ P2_AS_SAFE static bool is_continuation_entry(const struct p2_code_info *ci) {
   if (m == NULL) {
     const char *ret;
     struct p2_code_info entry;
-    if (p2_hs.cont_return_pc == NULL || load_ptr((const char *)p2_hs.cont_return_pc, &ret) != 0 || ret == NULL ||
-        p2_code_classify(ret, &entry) != 0 || entry.method == NULL)
+    if (p2_hs.cont_return_pc == NULL || load_ptr((const char *)p2_hs.cont_return_pc, &ret) != 0 ||
+        ret == NULL || p2_code_classify(ret, &entry) != 0 || entry.method == NULL)
       return false;
     m = entry.method;
     atomic_store_explicit(&enter_special, m, memory_order_relaxed);
@@ -347,6 +375,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     /* Stubs with a described frame step by its size; the rest are leaf stubs
      * (return address on top) or keep an rbp frame. */
     if (ci.frame_size > 0 && (ci.frame_complete < 0 || w->cur.pc >= ci.code_begin + ci.frame_complete)) {
+      if (!exact && ci.frame_complete < 0 && (rc = check_never_safe_blob(w, &ci)) != 0) return rc;
       w->sender_kind = SENDER_COMPILED;
       w->frame_words = ci.frame_size;
     } else {
@@ -425,6 +454,9 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     f->fp = (void *)n->fp;
   }
   int rc = p2_unwind_step(&w->nregs, w->stack_lo, w->stack_hi);
+  /* A leaf call from Java code (no resume point) leads back to Java: a Java
+   * thread's native run that reaches the outermost frame was misread. */
+  if (rc == 0 && !w->has_resume && w->thread != NULL) rc = P2_EUNKNOWNCODE;
   if (rc <= 0) {
     if (!w->has_resume) {
       /* the end of a native thread's stack, or a run we cannot finish */
@@ -473,7 +505,7 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
     if (w->native) {
       int rc = native_next(w, f);
       if (rc == 1) return 1;
-      if (rc < 0) {
+      if (rc <= 0) {
         w->state = rc;
         continue;
       }
@@ -550,7 +582,8 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
   int err;
   void *jt = p2_thread_current(&err);
   if (jt == NULL) {
-    if (err == P2_ENOTHREAD && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) return init_native_only(w, regs, options);
+    if (err == P2_ENOTHREAD && (options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+      return init_native_only(w, regs, options);
     return err;
   }
   struct p2_thread_snapshot s;
@@ -563,7 +596,8 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
   } else if (state == p2_hs.ts_in_native || state == p2_hs.ts_in_vm || state == p2_hs.ts_blocked) {
     /* Native or VM code on top: the Java frames start at the anchor. */
     if ((rc = start_from_anchor(w, &s)) != 0) {
-      if (rc == P2_ENOJAVA && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) return init_native_only(w, regs, options);
+      if (rc == P2_ENOJAVA && (options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+        return init_native_only(w, regs, options);
       return rc;
     }
     if (options & ASGST_INCLUDE_NON_JAVA_FRAMES) {

@@ -9,18 +9,20 @@
 #include <errno.h>
 #include <jni.h>
 #include <jvmti.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
-#include "profile2.h"
 #include "common/vm_init_agent.h"
+#include "profile2.h"
+#include "vm/codecache.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
 #include "walk/walker.h"
@@ -36,19 +38,45 @@ static atomic_int tids[2];
 static ASGST_Class fixture;
 static atomic_bool finished;
 
-enum { M_MAIN, M_WORK, M_ENTRY, M_MIDA, M_MIDB, M_REC, M_LEAFA, M_LEAFB, M_ALLOC, M_DONE,
-       M_TLOOP, M_TA, M_TB, M_COUNT };
-static const char *const names[M_COUNT] = {"main", "work", "workerEntry", "midA", "midB", "rec", "leafA",
-                                           "leafB", "leafAlloc", "done", "tinyLoop", "tinyA", "tinyB"};
-static const char *const sigs[M_COUNT] = {"([Ljava/lang/String;)V", "()V", "()V", "(J)J", "(J)J",
-                                          "(IJ)J", "(J)J", "(D)D", "(I)[I", "()Z", "(J)J", "(J)J", "(J)J"};
+enum {
+  M_MAIN,
+  M_WORK,
+  M_ENTRY,
+  M_MIDA,
+  M_MIDB,
+  M_REC,
+  M_LEAFA,
+  M_LEAFB,
+  M_ALLOC,
+  M_DONE,
+  M_TLOOP,
+  M_TA,
+  M_TB,
+  M_COUNT
+};
+static const char *const names[M_COUNT] = {"main",     "work",  "workerEntry", "midA",      "midB",
+                                           "rec",      "leafA", "leafB",       "leafAlloc", "done",
+                                           "tinyLoop", "tinyA", "tinyB"};
+static const char *const sigs[M_COUNT] = {"([Ljava/lang/String;)V",
+                                          "()V",
+                                          "()V",
+                                          "(J)J",
+                                          "(J)J",
+                                          "(IJ)J",
+                                          "(J)J",
+                                          "(D)D",
+                                          "(I)[I",
+                                          "()Z",
+                                          "(J)J",
+                                          "(J)J",
+                                          "(J)J"};
 static ASGST_Method methods[M_COUNT];
 
 /* caller -> callee edges of the fixture (callee, caller) */
 static const int edges[][2] = {
     {M_WORK, M_MAIN},  {M_WORK, M_ENTRY}, {M_DONE, M_WORK},  {M_MIDA, M_WORK},  {M_MIDB, M_WORK},
     {M_REC, M_WORK},   {M_REC, M_REC},    {M_MIDA, M_REC},   {M_LEAFA, M_MIDA}, {M_LEAFB, M_MIDA},
-    {M_LEAFB, M_MIDB}, {M_ALLOC, M_MIDB},  {M_TLOOP, M_WORK}, {M_TA, M_TLOOP},  {M_TB, M_TA},
+    {M_LEAFB, M_MIDB}, {M_ALLOC, M_MIDB}, {M_TLOOP, M_WORK}, {M_TA, M_TLOOP},   {M_TB, M_TA},
 };
 
 static atomic_long samples, in_java, in_java_complete, other, other_complete, bad_edges, bad_bottom;
@@ -78,6 +106,9 @@ static bool edge_ok(ASGST_Method caller, ASGST_Method callee) {
 }
 
 struct result {
+  const void *pc; /* where the signal landed */
+  int pc_kind;    /* enum p2_code_kind of pc */
+  int state;      /* JavaThreadState at the signal */
   int end;
   bool edges_ok;
   ASGST_Method bottom;
@@ -85,9 +116,10 @@ struct result {
   ASGST_Frame frames[32];
 };
 
-/* The first walks with a made-up edge, kept for the report. */
-static struct result bad[3];
-static atomic_int nbad;
+/* The first walks with a made-up edge or a wrong bottom, kept for the
+ * report. */
+static struct result bad[3], bad_bottoms[3];
+static atomic_int nbad, nbad_bottoms;
 
 static void check_walk(ASGST_Iterator *it, void *arg) {
   struct result *r = arg;
@@ -121,8 +153,14 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   void *jt = p2_thread_current(&err);
   if (jt == NULL) goto out; /* a GC or compiler thread: not a Java sample */
   struct p2_thread_snapshot s;
+  s.state = -1;
   bool java = p2_thread_snapshot(jt, &s) == 0 && (s.state & ~1) == p2_hs.ts_in_java;
   struct result r;
+  const ucontext_t *ucp = uc;
+  struct p2_code_info pci;
+  r.pc = (const void *)ucp->uc_mcontext.gregs[REG_RIP];
+  r.pc_kind = p2_code_classify(r.pc, &pci) == 0 ? (int)pci.kind : -1;
+  r.state = s.state;
   r.end = 0;
   r.edges_ok = true;
   r.bottom = NULL;
@@ -137,16 +175,24 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
       int k = atomic_fetch_add(&nbad, 1);
       if (k < 3) bad[k] = r;
     }
-    if (!bottom_ok) atomic_fetch_add(&bad_bottom, 1);
+    if (!bottom_ok) {
+      atomic_fetch_add(&bad_bottom, 1);
+      int k = atomic_fetch_add(&nbad_bottoms, 1);
+      if (k < 3) bad_bottoms[k] = r;
+    }
   }
   if (java) {
     atomic_fetch_add(&in_java, 1);
-    if (complete) atomic_fetch_add(&in_java_complete, 1);
-    else count_code(codes_java, code);
+    if (complete)
+      atomic_fetch_add(&in_java_complete, 1);
+    else
+      count_code(codes_java, code);
   } else {
     atomic_fetch_add(&other, 1);
-    if (complete) atomic_fetch_add(&other_complete, 1);
-    else count_code(codes_other, code);
+    if (complete)
+      atomic_fetch_add(&other_complete, 1);
+    else
+      count_code(codes_other, code);
   }
   if (atomic_fetch_add(&samples, 1) + 1 >= TARGET_SAMPLES) atomic_store(&finished, true);
 out:
@@ -182,6 +228,24 @@ static void print_codes(const char *what, atomic_long *codes) {
       printf("  %s: %ld walks ended with %d (%s)\n", what, atomic_load(&codes[i]), -i, profile2_strerror(-i));
 }
 
+static void print_walk(const char *what, const struct result *r) {
+  printf("  %s: signal at pc %p (%s), thread state %d, %d frames, ended with %d\n", what, r->pc,
+         p2_code_kind_name((enum p2_code_kind)r->pc_kind), r->state, r->depth, r->end);
+  for (int i = 0; i < r->depth && i < 32; i++) {
+    char name[128] = "?", cls[256] = "?";
+    ASGST_MethodInfo mi = {0};
+    mi.method_name = name;
+    mi.method_name_length = sizeof name;
+    ASGST_GetMethodInfo(r->frames[i].method, &mi);
+    ASGST_ClassInfo ci = {0};
+    ci.class_name = cls;
+    ci.class_name_length = sizeof cls;
+    ASGST_GetClassInfo(mi.klass, &ci);
+    printf("    %s.%s bci %d type %d level %d pc %p\n", cls, name, r->frames[i].bci, r->frames[i].type,
+           r->frames[i].comp_level, r->frames[i].pc);
+  }
+}
+
 JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   atomic_store(&finished, true);
@@ -191,28 +255,17 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
   printf("async walks: %ld samples; in Java: %ld, complete %ld (%.3f%%); other states: %ld, complete %ld; "
          "%ld walks with an edge outside the call graph, %ld with a wrong bottom frame\n",
          atomic_load(&samples), j, jc, rate, o, oc, atomic_load(&bad_edges), atomic_load(&bad_bottom));
-  for (int k = 0; k < 3 && k < atomic_load(&nbad); k++) {
-    printf("  walk with an edge outside the call graph:\n");
-    for (int i = 0; i < bad[k].depth && i < 32; i++) {
-      char name[128] = "?", cls[256] = "?";
-      ASGST_MethodInfo mi = {0};
-      mi.method_name = name;
-      mi.method_name_length = sizeof name;
-      ASGST_GetMethodInfo(bad[k].frames[i].method, &mi);
-      ASGST_ClassInfo ci = {0};
-      ci.class_name = cls;
-      ci.class_name_length = sizeof cls;
-      ASGST_GetClassInfo(mi.klass, &ci);
-      printf("    %s.%s bci %d type %d level %d\n", cls, name, bad[k].frames[i].bci, bad[k].frames[i].type,
-             bad[k].frames[i].comp_level);
-    }
-  }
+  for (int k = 0; k < 3 && k < atomic_load(&nbad); k++)
+    print_walk("walk with an edge outside the call graph", &bad[k]);
+  for (int k = 0; k < 3 && k < atomic_load(&nbad_bottoms); k++)
+    print_walk("walk ended normally at a wrong bottom frame", &bad_bottoms[k]);
   struct p2_walker_stats ws;
   p2_walker_stats(&ws);
-  printf("async walks: top compiled frames in a prologue or epilogue: %lu walked on, %lu not (%.2f%% of samples "
-         "in Java)\n",
-         (unsigned long)ws.frameless_top, (unsigned long)ws.frameless_top_failed,
-         j ? 100.0 * (double)(ws.frameless_top + ws.frameless_top_failed) / (double)j : 0.0);
+  printf(
+      "async walks: top compiled frames in a prologue or epilogue: %lu walked on, %lu not (%.2f%% of samples "
+      "in Java)\n",
+      (unsigned long)ws.frameless_top, (unsigned long)ws.frameless_top_failed,
+      j ? 100.0 * (double)(ws.frameless_top + ws.frameless_top_failed) / (double)j : 0.0);
   print_codes("in Java", codes_java);
   print_codes("other", codes_other);
   fflush(stdout);
