@@ -67,23 +67,36 @@ typedef struct _ASGST_FrameMark ASGST_FrameMark;
 /* Optional parts of the API. The iterator and information functions are
  * always present when ASGST_Capabilities() != 0. */
 enum ASGST_Capabilities {
-  ASGST_REGISTER_QUEUE = 1, /* safepoint queues (RegisterQueue, Enqueue, ...) */
-  ASGST_MARK_FRAME = 2      /* frame marks */
+  /* Safepoint queues (RegisterQueue, Enqueue, ...). profile2 brings threads
+   * to a safe state with JVMTI SuspendThread, so it offers them when the
+   * JVMTI capability can_suspend is still available (HotSpot lets only one
+   * JVMTI environment hold it; a debugger's JDWP agent does). It is taken
+   * at the first ASGST_RegisterQueue. */
+  ASGST_REGISTER_QUEUE = 1,
+  /* Frame marks: not offered on a stock JVM (docs/DESIGN.md, "Frame marks"). */
+  ASGST_MARK_FRAME = 2
 };
 
 /* profile2's own capability bits (above those of the proposal). */
 enum PROFILE2_Capabilities {
   /* The iterator and the method/class information functions work on this
-   * JVM. Set whenever any other bit is set. */
-  PROFILE2_ITERATOR = 1 << 8
+   * JVM. Set whenever an ASGST_* bit is set. */
+  PROFILE2_ITERATOR = 1 << 8,
+  /* ASGST_RunWithIterator with ASGST_INCLUDE_NON_JAVA_FRAMES walks native
+   * (C/C++) stacks, also in a process without a JVM (after
+   * profile2_init_native()); such walks have kind ASGST_NON_JAVA_TRACE. */
+  PROFILE2_NATIVE_ITERATOR = 1 << 9
 };
 
-/* Bit set of enum ASGST_Capabilities and enum PROFILE2_Capabilities. Returns 0 when profile2 cannot read the
- * running JVM (no VMStructs, an unknown HotSpot version, no JVM in the
- * process); the reason was printed once to stderr and is available from
- * profile2_unsupported_reason(). On a supported JVM PROFILE2_ITERATOR is set,
- * so ASGST_Capabilities() != 0 means the iterator and information functions
- * work; the ASGST_* bits say which optional parts are available.
+/* Bit set of enum ASGST_Capabilities and enum PROFILE2_Capabilities.
+ * On a supported JVM PROFILE2_ITERATOR is set (the iterator and information
+ * functions work) and the ASGST_* bits say which optional parts are
+ * available. Returns 0 when profile2 cannot read the running JVM (no
+ * VMStructs, an unknown HotSpot version); the reason was printed once to
+ * stderr and is available from profile2_unsupported_reason(). In a process
+ * without a JVM it returns PROFILE2_NATIVE_ITERATOR once
+ * profile2_init_native() succeeded, else 0 (and prints nothing): a JVM
+ * started later is picked up by profile2_init().
  * Context: Anywhere (AS-Safe after the first call returned). */
 PROFILE2_API int ASGST_Capabilities(void);
 
@@ -163,7 +176,11 @@ enum PROFILE2_Error {
   /* An argument is out of range or NULL where a value is required. */
   PROFILE2_INVALID_ARGUMENT = -26,
   /* Memory could not be allocated (never in a signal handler). */
-  PROFILE2_OUT_OF_MEMORY = -27
+  PROFILE2_OUT_OF_MEMORY = -27,
+  /* A queue element's captured compiled frame ran in code that was freed
+   * before the drain (its nmethod was flushed or unloaded): the frame
+   * cannot be described, the iterator stops there. */
+  PROFILE2_CODE_GONE = -28
 };
 
 typedef void (*ASGST_IteratorHandler)(ASGST_Iterator *iterator, void *arg);
@@ -320,6 +337,38 @@ PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler ha
 /* ------------------------------------------------------------------------ */
 /* Safepoint queues (capability ASGST_REGISTER_QUEUE)                        */
 
+/* How the queues work on a stock JVM (see docs/DESIGN.md): ASGST_Enqueue
+ * records the first Java frame and a few physical frames below it in the
+ * signal handler, and wakes profile2's drainer thread. The drainer suspends
+ * the queue's thread (JVMTI SuspendThread, a HotSpot handshake), walks its
+ * live stack once, runs the handlers, and resumes it. An element's
+ * iterator yields its captured frames down to the deepest one still on the
+ * stack, then the live frames below; if none is live any more, only the
+ * captured frames, and then ASGST_State / ASGST_NextFrame return
+ * PROFILE2_STALE_ELEMENT.
+ *
+ * Limits of the emulation: a spliced stack is exact down to the deepest
+ * captured frame, which must still be live at the same stack address in
+ * the same code; below it profile2 assumes the thread did not return past
+ * it in the meantime. A thread that did, and rebuilt frames of the same
+ * code at exactly the same addresses (recursion), shows the rebuilt
+ * callers: a few elements in 100,000 in tests/jvm/queue. More captured
+ * frames (PROFILE2_QUEUE_CAPTURE) make that rarer.
+ *
+ * Because the thread is suspended while handlers run, a handler must not
+ * wait for a lock that a Java thread may hold while calling into the JVM
+ * (JNI or JVMTI): that thread may be the one suspended.
+ *
+ * Concurrency:
+ *   ASGST_Enqueue, GetEnqueuableElement,   | the queue's own thread (signal
+ *   GetQueueElement, GetQueueSizeInfo,     | handlers); concurrent with drains
+ *   ResizeQueue                            |
+ *   handlers (ASGST_Handler, start / end)  | the drainer thread, one queue at
+ *                                          | a time, thread suspended
+ *   RegisterQueue, DeregisterQueue,        | any thread; DeregisterQueue waits
+ *   SetOnQueueProcessingStart/End          | for a drain of that queue
+ */
+
 /* Called at drain time for every queued element, oldest first, with an
  * iterator over the element's stack, the queue's argument and the element's
  * argument. Runs outside signal context: it may allocate and lock, but must
@@ -346,14 +395,58 @@ typedef struct {
 } ASGST_QueueSizeInfo;
 
 /* Register a queue of size elements for the thread of env (the current
- * thread if env is NULL) with handler fun and argument.
- * Context: Anywhere. */
+ * thread if env is NULL) with handler fun and argument. options:
+ * ASGST_INCLUDE_NON_JAVA_FRAMES (elements also capture the native frames
+ * above the first Java frame, and their iterators yield C frames), and
+ * PROFILE2_QUEUE_CAPTURE(k). Returns NULL for a thread that is not a Java
+ * thread, a bad size (1 .. 1<<20) or when out of memory.
+ * Context: Anywhere (it does not call into the JVM). */
 PROFILE2_API ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options,
                                               ASGST_Handler fun, void *argument);
 
-/* Remove queue from the thread of env (current thread if NULL); pending
- * elements are processed or counted as lost. True if it was registered.
- * Context: Anywhere. */
+/* Queue option: capture k physical frames below the first Java frame in
+ * the signal handler (0 .. 64; default when not given: 8). Above the
+ * frames still live at drain time, the captured ones are what the element's
+ * iterator yields; more frames make an element less likely to be stale,
+ * at a higher capture cost. */
+#define PROFILE2_QUEUE_CAPTURE(k) ((((k) & 0x7f) | 0x80) << 16)
+
+/* ASGST_RegisterQueue for any started platform thread (a java.lang.Thread
+ * reference), e.g. for the threads that already run when an agent is
+ * attached. env is the calling thread's JNIEnv.
+ * Context: Anywhere, on a thread attached to the JVM. */
+PROFILE2_API ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobject thread, int size,
+                                                             int options, ASGST_Handler fun,
+                                                             void *argument);
+
+/* What happened to a queue's elements since it was registered. */
+typedef struct {
+  jlong enqueued;     /* elements captured and queued */
+  jlong full;         /* ASGST_Enqueue refused: queue full */
+  jlong other;        /* ASGST_Enqueue refused: nested signal, resize in progress */
+  jlong drains;       /* times the thread was brought to a safe state and its queue processed */
+  jlong spliced;      /* elements joined to the live stack */
+  jlong complete;     /* elements whose capture held the whole stack */
+  jlong stale;        /* elements delivered with their captured frames only */
+  jlong code_gone;    /* elements whose captured code was freed (PROFILE2_CODE_GONE) */
+  jlong late_updates; /* an element's arg changed after its handler read it (compression raced the drain) */
+  jlong suspend_failures; /* the thread could not be suspended (elements delivered as stale) */
+  jlong drain_ns;     /* total time the thread was held for drains */
+} PROFILE2_QueueStats;
+
+/* Copy queue's counters. Context: Anywhere. */
+PROFILE2_API void profile2_queue_stats(ASGST_Queue *queue, PROFILE2_QueueStats *stats);
+
+/* CLOCK_MONOTONIC time (ns) at which the element an iterator belongs to
+ * was captured, 0 for iterators that do not belong to a queue element.
+ * Context: Drain (inside a queue handler). */
+PROFILE2_API jlong profile2_iterator_capture_time(ASGST_Iterator *iterator);
+
+/* Remove queue from its thread (env, if not NULL, must be that thread's).
+ * Pending elements are processed first (from the owner thread itself, with
+ * their captured frames only; from another thread, with the owner
+ * suspended as in a drain). True if it was registered.
+ * Context: Anywhere, not in a queue handler. */
 PROFILE2_API bool ASGST_DeregisterQueue(JNIEnv *env, ASGST_Queue *queue);
 
 /* Set (or clear with NULL) the handler run before a non-empty queue is
@@ -377,6 +470,10 @@ PROFILE2_API int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argumen
 
 /* Fill *element with what ASGST_Enqueue would store for ucontext (arg is set
  * to NULL). Returns 1 for a Java top frame, else the kind or error.
+ * Compression (folding a sample into the youngest element with equal pc,
+ * sp and fp) keeps the top frame's method exact; the callers may differ
+ * (the same frame re-entered from elsewhere at the same depth), and so may
+ * an interpreted frame's bci (its pc is the interpreter's).
  * Context: AS-Safe. */
 PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element);
 
@@ -397,6 +494,11 @@ PROFILE2_API void ASGST_ResizeQueue(ASGST_Queue *queue, int size);
 
 /* ------------------------------------------------------------------------ */
 /* Frame marks (capability ASGST_MARK_FRAME)                                 */
+
+/* Not offered by profile2 on a stock JVM (docs/DESIGN.md, "Frame marks"):
+ * ASGST_Capabilities() never reports ASGST_MARK_FRAME, RegisterFrameMark
+ * returns NULL and the other functions accept NULL and do nothing. They
+ * are declared for source compatibility with the proposal. */
 
 /* Called when the frame a mark points to has been unwound (the stack pointer
  * of the unwound frame is above the mark), with an iterator over the stack. */
@@ -427,6 +529,42 @@ PROFILE2_API void ASGST_RemoveFrameMark(ASGST_FrameMark *mark);
  * or a negative enum PROFILE2_Error.
  * Context: Anywhere (not in a signal handler). */
 PROFILE2_API int profile2_init(JavaVM *vm);
+
+/* Prepare native-only stack walking (fault-tolerant reads, the libunwind
+ * set-up), for a process that has no JVM yet or never will: afterwards
+ * ASGST_RunWithIterator with ASGST_INCLUDE_NON_JAVA_FRAMES walks any
+ * thread's native frames. Safe to call before a JVM starts; profile2_init()
+ * later re-arms the fault handling after the JVM installed its signal
+ * handlers. Idempotent. Returns 0 or a negative enum PROFILE2_Error.
+ * Context: Anywhere (not in a signal handler). */
+PROFILE2_API int profile2_init_native(void);
+
+/* Have HotSpot record debug information at every compiled instruction,
+ * not only at safepoints (its DebugNonSafepoints flag, as JDK Flight
+ * Recorder sets it), for methods compiled from now on. Without it a sample
+ * in a compiled loop that contains no call or safepoint names the
+ * enclosing compiled method instead of the inlined method and line it is
+ * in. Call it as early as possible (Agent_OnLoad): code compiled before
+ * keeps its coarse debug information. Costs some code-cache memory.
+ * Returns 1 if the flag was turned on, 0 if it was on already, or a
+ * negative enum PROFILE2_Error.
+ * Context: Anywhere (not in a signal handler); needs no JavaThread, works
+ * from Agent_OnLoad before profile2_init(). */
+PROFILE2_API int profile2_debug_non_safepoints(void);
+
+/* Pick up native libraries loaded or unloaded since the last call, so that
+ * native frames in them are unwound with their DWARF information (cheap
+ * when nothing changed). Call it periodically, e.g. once a second.
+ * Context: Anywhere (not in a signal handler). */
+PROFILE2_API void profile2_refresh_native_modules(void);
+
+/* The OS thread id (gettid()) of a started, not yet terminated platform
+ * thread (a java.lang.Thread reference, a jthread in JVMTI's terms); 0 for a thread that has not started, has terminated, or is a
+ * virtual thread; a negative enum PROFILE2_Error if profile2 is not
+ * initialized. env is the calling thread's JNIEnv.
+ * Context: Anywhere, on a thread attached to the JVM (not in a signal
+ * handler). */
+PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
 
 /* A one-line description of why the JVM is not supported, or NULL.
  * Context: Anywhere. */

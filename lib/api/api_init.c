@@ -19,10 +19,13 @@
 #include "vm/klass.h"
 #include "vm/safe_access.h"
 #include "vm/vm_env.h"
+#include "vm/vmflags.h"
+#include "safepoint/queues.h"
 #include "unwind/unwind.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int capabilities = -1; /* -1 = not decided yet */
+static atomic_int capabilities = -1; /* -1 = not decided yet (decided once a JVM is seen) */
+static atomic_bool native_ready;      /* profile2_init_native() succeeded */
 static bool reported;
 
 /* The JVM of this process, if one is running. */
@@ -50,7 +53,9 @@ static void report_unsupported(void) {
 static int init_vm_view(void) {
   int rc = p2_hotspot_init();
   if (rc == 0) rc = p2_code_init();
-  if (rc == 0) rc = p2_safe_access_init();
+  /* rearm, not init: under LD_PRELOAD profile2_init_native() installed the
+   * fault handlers before the JVM installed its own over them. */
+  if (rc == 0) rc = p2_safe_access_rearm();
   /* The layout the class functions need beyond hotspot.c's (klass.c reads
    * it lazily too, but a reader racing that first read would get empty
    * answers for a moment). */
@@ -76,10 +81,36 @@ static int init_locked(JavaVM *vm) {
     if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) == JNI_OK && env != NULL) p2_thread_discover(env);
     p2_class_unload_init(vm);
   }
-  /* The optional parts (ASGST_REGISTER_QUEUE, ASGST_MARK_FRAME) add their
-   * bits here once they are implemented. */
-  atomic_store(&capabilities, PROFILE2_ITERATOR);
+  /* ASGST_MARK_FRAME is not offered: see docs/DESIGN.md ("Frame marks"). */
+  int caps = PROFILE2_ITERATOR | PROFILE2_NATIVE_ITERATOR;
+  if (vm != NULL && p2_queues_init(vm) == 0) caps |= ASGST_REGISTER_QUEUE;
+  atomic_store(&capabilities, caps);
+  atomic_store(&native_ready, true);
   return 0;
+}
+
+P2_EXPORT int profile2_init_native(void) {
+  pthread_mutex_lock(&init_lock);
+  int rc = 0;
+  if (!atomic_load(&native_ready)) {
+    rc = p2_safe_access_init();
+    if (rc == 0) rc = p2_unwind_init();
+    if (rc == 0) atomic_store(&native_ready, true);
+  }
+  pthread_mutex_unlock(&init_lock);
+  return rc;
+}
+
+P2_EXPORT int profile2_debug_non_safepoints(void) {
+  pthread_mutex_lock(&init_lock);
+  int rc = p2_hotspot_init();
+  if (rc == 0) rc = p2_vmflags_set_bool("DebugNonSafepoints", true);
+  pthread_mutex_unlock(&init_lock);
+  return rc;
+}
+
+P2_EXPORT void profile2_refresh_native_modules(void) {
+  if (atomic_load(&native_ready)) p2_unwind_refresh();
 }
 
 P2_EXPORT int profile2_init(JavaVM *vm) {
@@ -100,6 +131,14 @@ __attribute__((constructor)) static void profile2_on_load(void) {
 P2_EXPORT int ASGST_Capabilities(void) {
   int caps = atomic_load(&capabilities);
   if (caps >= 0) return caps;
+  /* No JVM (yet): only native walks, if prepared; decide nothing, so that a
+   * JVM started later is still picked up. The reason is set, not printed. */
+  if (find_vm() == NULL) {
+    pthread_mutex_lock(&init_lock);
+    p2_hotspot_init();
+    pthread_mutex_unlock(&init_lock);
+    return atomic_load(&native_ready) ? PROFILE2_NATIVE_ITERATOR : 0;
+  }
   profile2_init(NULL);
   caps = atomic_load(&capabilities);
   return caps < 0 ? 0 : caps;

@@ -1,20 +1,19 @@
-/* ASGST iterator functions: thin wrappers around the walker. The iterator
- * lives on the caller's stack for the duration of the handler call, so
- * nothing here allocates. */
+/* ASGST iterator functions: plain walks are the walker itself; iterators
+ * over safepoint-queue elements first yield captured frames
+ * (safepoint/element_iter.c). The iterator lives on the caller's stack for
+ * the duration of the handler call, so nothing here allocates. */
 #include <stddef.h>
 #include <ucontext.h>
 
+#include "api/iterator.h"
 #include "common/p2_error.h"
-#include "walk/walker.h"
-
-struct _ASGST_Iterator {
-  struct p2_walker w;
-};
+#include "safepoint/element_iter.h"
 
 P2_AS_SAFE static int run(const struct p2_regs *regs, int options, ASGST_IteratorHandler fun, void *arg) {
   ASGST_Iterator it;
   if (fun == NULL) return P2_EINVAL;
-  int kind = p2_walker_init_regs(&it.w, regs, options);
+  it.cap = NULL; /* a plain walk: only it.w is used */
+  int kind = p2_walker_init_regs(&it.w, regs, options & (ASGST_INCLUDE_NON_JAVA_FRAMES | ASGST_END_ON_FIRST_JAVA_FRAME));
   if (kind <= 0) return kind;
   fun(&it, arg);
   return kind;
@@ -35,21 +34,31 @@ P2_EXPORT P2_AS_SAFE int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void
   return run(&regs, options, fun, argument);
 }
 
+P2_AS_SAFE int p2_iterator_next(ASGST_Iterator *it, ASGST_Frame *frame) {
+  if (it->cap != NULL) return p2_element_iter_next(it, frame);
+  return p2_walker_next(&it->w, frame);
+}
+
+P2_AS_SAFE void p2_iterator_rewind(ASGST_Iterator *it) {
+  if (it->cap != NULL) p2_element_iter_rewind(it);
+  else p2_walker_rewind(&it->w);
+}
+
 P2_EXPORT P2_AS_SAFE void ASGST_RewindIterator(ASGST_Iterator *iterator) {
-  if (iterator != NULL) p2_walker_rewind(&iterator->w);
+  if (iterator != NULL) p2_iterator_rewind(iterator);
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_NextFrame(ASGST_Iterator *iterator, ASGST_Frame *frame) {
   ASGST_Frame ignored;
   if (iterator == NULL) return ASGST_NO_FRAME;
-  return p2_walker_next(&iterator->w, frame != NULL ? frame : &ignored);
+  return p2_iterator_next(iterator, frame != NULL ? frame : &ignored);
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_State(ASGST_Iterator *iterator) {
   if (iterator == NULL) return ASGST_NO_FRAME;
   /* Decode the next frame on a copy: the answer is exactly what the next
    * ASGST_NextFrame will return. */
-  struct p2_walker peek = iterator->w;
+  ASGST_Iterator peek = *iterator;
   ASGST_Frame f;
-  return p2_walker_next(&peek, &f);
+  return p2_iterator_next(&peek, &f);
 }

@@ -243,12 +243,16 @@ static void read_threads(void) {
 }
 
 int p2_hotspot_init(void) {
+  static bool no_vmstructs; /* the failure was "no libjvm yet": try again next time */
   if (atomic_load(&ready)) return 0;
-  if (reason[0] != '\0') return P2_EUNSUPPORTED;
+  if (reason[0] != '\0' && !no_vmstructs) return P2_EUNSUPPORTED;
   if (p2_vmstructs_open() != 0) {
     fail("%s", "no HotSpot VMStructs in this process (not a HotSpot JVM, or libjvm not loaded)");
+    no_vmstructs = true;
     return P2_EUNSUPPORTED;
   }
+  no_vmstructs = false;
+  reason[0] = '\0';
   missing = NULL;
   int rc = read_version();
   if (rc != 0) {

@@ -21,6 +21,12 @@
  * installed its own handlers, so that ours chains to them. */
 int p2_safe_access_init(void);
 
+/* Install the fault handlers, or install them again if another handler
+ * replaced ours since (a JVM that started after profile2_init_native()):
+ * ours then chains to that one. Returns 0 or a negative P2_E*.
+ * Context: Anywhere (not in a signal handler). */
+int p2_safe_access_rearm(void);
+
 /* True once the handlers are installed. Context: AS-Safe. */
 int p2_safe_access_ready(void);
 

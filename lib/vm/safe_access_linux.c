@@ -3,6 +3,7 @@
 #include "vm/safe_access.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <ucontext.h>
@@ -13,13 +14,19 @@ extern char p2_safe_fault_begin[];
 extern char p2_safe_fault_end[];
 extern char p2_safe_fault_return[];
 
-static struct sigaction old_segv;
-static struct sigaction old_bus;
+/* The handlers ours chains to. Two generations: p2_safe_access_rearm()
+ * installs ours again over a handler that replaced it (a JVM started after
+ * profile2_init_native()), and a fault handled meanwhile must read a whole
+ * struct, never one being written. */
+static struct sigaction old_segv[2];
+static struct sigaction old_bus[2];
+static atomic_int generation;
 static atomic_int installed;
 static atomic_uint_fast64_t recovered_faults;
 
 static void chain(int sig, siginfo_t *info, void *uc) {
-  struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+  int g = atomic_load_explicit(&generation, memory_order_acquire) & 1;
+  struct sigaction *old = sig == SIGBUS ? &old_bus[g] : &old_segv[g];
   if (old->sa_flags & SA_SIGINFO) {
     if (old->sa_sigaction != NULL) {
       old->sa_sigaction(sig, info, uc);
@@ -68,9 +75,32 @@ int p2_safe_access_init(void) {
     }
     return atomic_load(&installed) == 1 ? 0 : P2_EUNSUPPORTED;
   }
-  int rc = install(SIGSEGV, &old_segv);
-  if (rc == 0) rc = install(SIGBUS, &old_bus);
+  int rc = install(SIGSEGV, &old_segv[0]);
+  if (rc == 0) rc = install(SIGBUS, &old_bus[0]);
   atomic_store(&installed, rc == 0 ? 1 : 3);
+  return rc;
+}
+
+static bool is_ours(int sig) {
+  struct sigaction cur;
+  return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault;
+}
+
+int p2_safe_access_rearm(void) {
+  if (atomic_load(&installed) != 1) return p2_safe_access_init();
+  if (is_ours(SIGSEGV) && is_ours(SIGBUS)) return 0;
+  /* Someone (a JVM created after us) replaced our handlers: chain to
+   * theirs from now on. The next generation's structs are filled before
+   * the generation is published and before ours is installed again. */
+  int next = (atomic_load(&generation) + 1) & 1;
+  struct sigaction cur_segv, cur_bus;
+  if (sigaction(SIGSEGV, NULL, &cur_segv) != 0 || sigaction(SIGBUS, NULL, &cur_bus) != 0) return P2_EUNSUPPORTED;
+  old_segv[next] = is_ours(SIGSEGV) ? old_segv[next ^ 1] : cur_segv;
+  old_bus[next] = is_ours(SIGBUS) ? old_bus[next ^ 1] : cur_bus;
+  atomic_store_explicit(&generation, next, memory_order_release);
+  struct sigaction ignored;
+  int rc = is_ours(SIGSEGV) ? 0 : install(SIGSEGV, &ignored);
+  if (rc == 0 && !is_ours(SIGBUS)) rc = install(SIGBUS, &ignored);
   return rc;
 }
 

@@ -313,11 +313,16 @@ P2_AS_SAFE static bool is_continuation_entry(const struct p2_code_info *ci) {
 P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   struct p2_code_info ci;
   int rc = p2_code_classify(w->cur.pc, &ci);
-  bool exact = !(w->top && !w->start_at_anchor);
+  bool exact = !(w->top && !w->start_at_anchor), after_leaf = w->after_leaf;
+  w->after_leaf = false;
   if (rc != 0) return rc;
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
     rc = interpreted_frame(w, f);
+    if (rc == 1 && (w->options & P2_WALK_PHYSICAL)) {
+      w->phys = (struct p2_phys){P2_PHYS_INTERPRETED, f->method, NULL, NULL, NULL, 0, true};
+      if (f->bci >= 0) load_ptr(w->cur.fp + p2_hs.ver->interp_bcp_slot * 8L, (const char **)&w->phys.bcp);
+    }
     if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) {
       /* the stopping frame carries only pc, sp, fp and type */
       f->method = NULL;
@@ -333,11 +338,20 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       w->sender_kind = SENDER_COMPILED;
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
       return rc;
+    /* A leaf call (C2's nanoTime, math intrinsics) records no debug info
+     * at its return address: the frame is whole, but its pc is looked up
+     * like a top frame's, at the nearest following PcDesc. */
+    bool exact_pc = exact && !after_leaf;
     if (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) {
       set_position(f, w, ASGST_FRAME_JAVA);
       return 0;
     }
-    rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact, &w->scopes);
+    if (w->options & P2_WALK_PHYSICAL) {
+      w->phys =
+          (struct p2_phys){P2_PHYS_COMPILED, ci.method, NULL, ci.blob, debug_pc(w, &ci), ci.compile_id, exact_pc};
+      return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA);
+    }
+    rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact_pc, &w->scopes);
     if (rc == 1) {
       /* No debug information at this pc: the physical method, bci unknown;
        * its inlined callees (if the pc is in one) cannot be named. */
@@ -357,6 +371,8 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       w->sender_kind = SENDER_COMPILED;
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
       return rc;
+    if (w->options & P2_WALK_PHYSICAL)
+      w->phys = (struct p2_phys){P2_PHYS_NATIVE_WRAPPER, ci.method, NULL, ci.blob, w->cur.pc, ci.compile_id, exact};
     return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA_NATIVE);
 
   case P2_CODE_CALL_STUB:
@@ -444,6 +460,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     } else {
       w->cur = (struct p2_regs){n->pc, n->sp, n->fp};
       w->usp = n->sp;
+      w->after_leaf = true;
     }
     return 2;
   }
@@ -452,6 +469,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     f->pc = (void *)n->pc;
     f->sp = (void *)n->sp;
     f->fp = (void *)n->fp;
+    w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, n->pc, 0, !n->exact_pc};
   }
   int rc = p2_unwind_step(&w->nregs, w->stack_lo, w->stack_hi);
   /* A leaf call from Java code (no resume point) leads back to Java: a Java
@@ -491,7 +509,10 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
       }
       f->type = outer ? ASGST_FRAME_JAVA : ASGST_FRAME_JAVA_INLINED;
       f->method = (ASGST_Method)m;
-      f->bci = bci;
+      /* -1 is the method's entry (InvocationEntryBci, e.g. C1's counter
+       * overflow call before bytecode 0): 0, as JVMTI reports it
+       * (compiledVFrame::bci). */
+      f->bci = bci < 0 ? 0 : bci;
       f->comp_level = w->scope_level;
       f->pc = (void *)w->frame_pc;
       f->sp = (void *)w->cur.sp;
@@ -520,6 +541,7 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
         continue;
       }
     }
+    if (w->snap != NULL) *w->snap = *w;
     int rc = decode(w, f);
     if (rc == 1) return 1;
     if (rc == 2) {
@@ -571,6 +593,8 @@ P2_AS_SAFE static int init_native_only(struct p2_walker *w, const struct p2_regs
   w->state = 1;
   w->top = true;
   w->start = *regs;
+  w->start_usp = regs->sp;
+  w->start_top = true;
   w->native = true;
   w->nregs = (struct p2_native_regs){regs->pc, regs->sp, regs->fp, true};
   w->start_native = true;
@@ -582,8 +606,13 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
   int err;
   void *jt = p2_thread_current(&err);
   if (jt == NULL) {
-    if (err == P2_ENOTHREAD && (options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+    /* Not a Java thread, or no JVM in this process at all (native-only
+     * walks after profile2_init_native()): native frames only. */
+    bool no_jvm = err == P2_ENOINIT && !p2_hotspot_ready();
+    if ((err == P2_ENOTHREAD || no_jvm) && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
+      if (!p2_safe_access_ready()) return P2_ENOINIT;
       return init_native_only(w, regs, options);
+    }
     return err;
   }
   struct p2_thread_snapshot s;
@@ -609,6 +638,8 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
   }
   w->top = true;
   w->start = w->cur;
+  w->start_usp = w->usp;
+  w->start_top = true;
   w->start_native = w->native;
   w->start_nregs = w->nregs;
   w->start_has_resume = w->has_resume;
@@ -623,6 +654,8 @@ P2_AS_SAFE int p2_walker_init_anchor(struct p2_walker *w, void *jt, int options)
   if ((rc = start_from_anchor(w, &s)) != 0) return rc;
   w->top = true;
   w->start = w->cur;
+  w->start_usp = w->usp;
+  w->start_top = true;
   return ASGST_JAVA_TRACE;
 }
 
@@ -632,10 +665,27 @@ P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
   w->has_resume = w->start_has_resume;
   w->resume = w->start_resume;
   w->cur = w->start;
-  w->usp = w->start.sp;
-  w->top = true;
+  w->usp = w->start_usp;
+  w->top = w->start_top;
   w->in_scopes = false;
   w->advance_pending = false;
   w->state = 1;
   w->steps = 0;
+}
+
+P2_AS_SAFE void p2_walker_resume_at(struct p2_walker *w, const struct p2_walker *snapshot, int options) {
+  *w = *snapshot;
+  w->snap = NULL;
+  w->options = options;
+  w->in_scopes = false;
+  w->advance_pending = false;
+  w->native = false;
+  w->state = 1;
+  w->steps = 0;
+  /* Rewinding goes back to this frame, not to the thread's top. */
+  w->start = w->cur;
+  w->start_usp = w->usp;
+  w->start_top = w->top;
+  w->start_native = false;
+  w->start_has_resume = false;
 }

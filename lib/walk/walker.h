@@ -21,16 +21,45 @@ struct p2_regs {
   const char *pc, *sp, *fp;
 };
 
+/* Internal option (above the ASGST_* bits): one frame per physical frame.
+ * A compiled frame is reported once, as its nmethod's method (bci -1),
+ * without expanding inlined scopes, and p2_walker_phys() describes it. For
+ * the safepoint queues: capturing frames in a signal handler, and matching
+ * them against the live stack at drain time. */
+#define P2_WALK_PHYSICAL (1 << 24)
+
+enum p2_phys_kind {
+  P2_PHYS_NONE = 0,
+  P2_PHYS_INTERPRETED, /* method, bcp (bci in the frame) */
+  P2_PHYS_COMPILED,    /* blob (nmethod), compile_id, debug_pc, exact */
+  P2_PHYS_NATIVE_WRAPPER,
+  P2_PHYS_NATIVE,      /* a C/C++ frame (ASGST_INCLUDE_NON_JAVA_FRAMES) */
+};
+
+/* What the last frame returned in physical mode was made of. */
+struct p2_phys {
+  enum p2_phys_kind kind;
+  const void *method;   /* Method* (interpreted, compiled, wrapper) */
+  const void *bcp;      /* interpreted: the bytecode pointer */
+  const void *blob;     /* compiled / wrapper: the nmethod */
+  const char *debug_pc; /* compiled: the pc whose debug information describes the frame */
+  int32_t compile_id;
+  bool exact;           /* pc is a return address / a pc HotSpot describes exactly */
+};
+
 struct p2_walker {
   int options;
   void *thread;                      /* JavaThread*, NULL for non-Java threads */
   const char *stack_lo, *stack_hi;   /* bounds every sp we accept */
   struct p2_regs start;              /* for rewind */
+  const char *start_usp;
+  bool start_top;
   bool start_at_anchor;              /* start was taken from the thread's anchor */
   /* the physical frame being decoded */
   struct p2_regs cur;
   const char *usp;                   /* unextended sp (compiled callers of interpreted code) */
   bool top;                          /* cur is the first physical frame */
+  bool after_leaf;                   /* cur called C code by a leaf call (no debug info at its pc) */
   /* a compiled frame being expanded into Java frames */
   struct p2_scope_cursor scopes;
   bool in_scopes;
@@ -52,6 +81,11 @@ struct p2_walker {
   struct p2_native_regs start_nregs;
   int state;                         /* 1 frame ahead, 0 end, < 0 error */
   uint64_t steps;
+  /* physical mode (P2_WALK_PHYSICAL) */
+  struct p2_phys phys;
+  /* if set: a copy of the walker as it was right before decoding the frame
+   * that the last p2_walker_next call returned (see p2_walker_resume_at) */
+  struct p2_walker *snap;
 };
 
 /* Prepare a walk of the calling thread from a signal's registers (or any
@@ -81,5 +115,11 @@ void p2_walker_stats(struct p2_walker_stats *out);
 
 /* Back to the first frame. Context: AS-Safe. */
 void p2_walker_rewind(struct p2_walker *w);
+
+/* Turn a snapshot (struct p2_walker.snap) into a walker that starts at that
+ * frame, with options (physical mode off: full Java frames). The stack it
+ * describes must not have changed since the snapshot.
+ * Context: AS-Safe. */
+void p2_walker_resume_at(struct p2_walker *w, const struct p2_walker *snapshot, int options);
 
 #endif

@@ -1,0 +1,205 @@
+/* The ASGST safepoint-queue functions (capability ASGST_REGISTER_QUEUE):
+ * registration, the signal-handler side (Enqueue and the element access
+ * that compression needs), and the processing handlers. The machinery is
+ * in safepoint/. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+
+#include "api/iterator.h"
+#include "common/p2_error.h"
+#include "safepoint/capture.h"
+#include "safepoint/queue_internal.h"
+#include "safepoint/queues.h"
+#include "vm/javathread.h"
+#include "vm/thread_object.h"
+#include "vm/vm_env.h"
+
+P2_AS_SAFE static struct p2_regs regs_of(const void *ucontext) {
+  const ucontext_t *uc = ucontext;
+  return (struct p2_regs){(const char *)uc->uc_mcontext.gregs[REG_RIP],
+                          (const char *)uc->uc_mcontext.gregs[REG_RSP],
+                          (const char *)uc->uc_mcontext.gregs[REG_RBP]};
+}
+
+static ASGST_Queue *create(void *jt, jobject jthread, int size, int options, ASGST_Handler fun, void *arg) {
+  if (!p2_queues_supported() || jt == NULL || fun == NULL || size < 1 || size > (1 << 20)) return NULL;
+  if (p2_drainer_start() != 0) return NULL;
+  int below = P2_DEFAULT_CAPTURE;
+  if (options & (0x80 << 16)) below = (options >> 16) & 0x7f;
+  if (below > P2_CAPTURE_MAX_BELOW) below = P2_CAPTURE_MAX_BELOW;
+  ASGST_Queue *q = calloc(1, sizeof *q);
+  if (q == NULL) return NULL;
+  q->ring = p2_queue_create((uint32_t)size, p2_capture_size(below));
+  if (q->ring == NULL) {
+    free(q);
+    return NULL;
+  }
+  pthread_mutex_init(&q->lock, NULL);
+  q->java_thread = jt;
+  q->jthread = jthread;
+  q->options = options & ASGST_INCLUDE_NON_JAVA_FRAMES;
+  q->below = below;
+  q->fun = fun;
+  q->arg = arg;
+  p2_registry_add(q);
+  return q;
+}
+
+P2_EXPORT ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options, ASGST_Handler fun,
+                                           void *argument) {
+  void *jt = env != NULL ? p2_thread_from_env(env) : p2_thread_current(NULL);
+  /* No JNI/JVMTI call here: a thread that registers while the drainer
+   * wants it suspended must not block inside the VM holding the caller's
+   * locks. The drainer finds the java.lang.Thread later. */
+  return create(jt, NULL, size, options, fun, argument);
+}
+
+P2_EXPORT ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobject thread, int size, int options,
+                                                          ASGST_Handler fun, void *argument) {
+  if (env == NULL || thread == NULL) return NULL;
+  void *jt = p2_thread_object_jt(env, thread);
+  if (jt == NULL) return NULL;
+  jobject ref = (*env)->NewGlobalRef(env, thread);
+  ASGST_Queue *q = create(jt, ref, size, options, fun, argument);
+  if (q == NULL && ref != NULL) (*env)->DeleteGlobalRef(env, ref);
+  return q;
+}
+
+P2_EXPORT bool ASGST_DeregisterQueue(JNIEnv *env, ASGST_Queue *queue) {
+  if (queue == NULL || atomic_load(&queue->dead)) return false;
+  if (env != NULL && p2_thread_from_env(env) != queue->java_thread) return false;
+  void *self = p2_thread_current(NULL);
+  JNIEnv *caller_env = p2_vm_env_jni();
+  pthread_mutex_lock(&queue->lock);
+  if (atomic_exchange(&queue->dead, true)) {
+    pthread_mutex_unlock(&queue->lock);
+    return false;
+  }
+  /* Nothing is lost: what is queued is processed now (suspending the
+   * thread unless it is the caller, whose captured frames have returned). */
+  p2_drain_locked(queue, caller_env, self == queue->java_thread);
+  /* A signal handler of the owner that passed the dead check just before
+   * it was set may still commit an element: take those too (handlers are
+   * bounded, so a few short waits suffice). */
+  for (int i = 0; i < 20 && p2_queue_size_info(queue->ring).size > 0; i++) {
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+    p2_drain_locked(queue, caller_env, true);
+  }
+  pthread_mutex_unlock(&queue->lock);
+  p2_registry_remove(queue);
+  if (queue->jthread != NULL && caller_env != NULL)
+    (*caller_env)->DeleteGlobalRef(caller_env, queue->jthread);
+  queue->jthread = NULL;
+  p2_registry_retire(queue);
+  return true;
+}
+
+P2_EXPORT void ASGST_SetOnQueueProcessingStart(ASGST_Queue *queue, int options, bool offerIterator,
+                                               ASGST_OnQueueSafepointHandler before, void *arg) {
+  if (queue == NULL) return;
+  pthread_mutex_lock(&queue->lock);
+  queue->start = (struct p2_processing_handler){before, arg, options, offerIterator};
+  pthread_mutex_unlock(&queue->lock);
+}
+
+P2_EXPORT void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bool offerIterator,
+                                             ASGST_OnQueueSafepointHandler end, void *arg) {
+  if (queue == NULL) return;
+  pthread_mutex_lock(&queue->lock);
+  queue->end = (struct p2_processing_handler){end, arg, options, offerIterator};
+  pthread_mutex_unlock(&queue->lock);
+}
+
+P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
+  if (queue == NULL || atomic_load(&queue->dead)) return ASGST_ENQUEUE_NO_QUEUE;
+  if (ucontext == NULL) return P2_EINVAL;
+  /* The capture reads the calling thread's stack: only the owner may. */
+  if (p2_thread_current(NULL) != queue->java_thread) return ASGST_ENQUEUE_OTHER_ERROR;
+  int err;
+  struct p2_capture *c = p2_queue_reserve(queue->ring, &err);
+  if (c == NULL) return err == P2_EFULL ? ASGST_ENQUEUE_FULL_QUEUE : ASGST_ENQUEUE_OTHER_ERROR;
+  struct p2_regs regs = regs_of(ucontext);
+  int kind = p2_capture_take(c, &regs, queue->options, queue->below);
+  if (kind <= 0) {
+    p2_queue_abort(queue->ring);
+    return kind;
+  }
+  c->elem.arg = argument;
+  p2_queue_commit(queue->ring);
+  atomic_fetch_add_explicit(&queue->enqueued, 1, memory_order_relaxed);
+  p2_drainer_wake(queue);
+  return kind;
+}
+
+P2_EXPORT P2_AS_SAFE int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
+  if (ucontext == NULL || element == NULL) return P2_EINVAL;
+  struct p2_regs regs = regs_of(ucontext);
+  int kind = p2_capture_top(&regs, element);
+  element->arg = NULL;
+  return kind;
+}
+
+P2_EXPORT P2_AS_SAFE ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n) {
+  if (queue == NULL) return NULL;
+  struct p2_capture *c = p2_queue_element(queue->ring, n);
+  return c != NULL ? &c->elem : NULL;
+}
+
+P2_EXPORT P2_AS_SAFE ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue) {
+  ASGST_QueueSizeInfo out = {0, 0, 0};
+  if (queue == NULL) return out;
+  struct p2_queue_size_info i = p2_queue_size_info(queue->ring);
+  out.size = i.size;
+  out.capacity = i.capacity;
+  out.attempts = i.attempts;
+  return out;
+}
+
+P2_EXPORT P2_AS_SAFE void ASGST_ResizeQueue(ASGST_Queue *queue, int size) {
+  if (queue == NULL || size < 1) return;
+  p2_queue_resize(queue->ring, (uint32_t)size);
+}
+
+P2_EXPORT void profile2_queue_stats(ASGST_Queue *q, PROFILE2_QueueStats *s) {
+  memset(s, 0, sizeof *s);
+  if (q == NULL) return;
+  struct p2_queue_stats qs;
+  p2_queue_stats(q->ring, &qs);
+  s->enqueued = atomic_load(&q->enqueued);
+  s->full = (jlong)qs.full;
+  s->other = (jlong)(qs.nested + qs.aborted);
+  s->drains = atomic_load(&q->drains);
+  s->spliced = atomic_load(&q->spliced);
+  s->complete = atomic_load(&q->complete);
+  s->stale = atomic_load(&q->stale);
+  s->code_gone = atomic_load(&q->code_gone);
+  s->late_updates = atomic_load(&q->late_updates);
+  s->suspend_failures = atomic_load(&q->suspend_failures);
+  s->drain_ns = atomic_load(&q->drain_ns);
+}
+
+P2_EXPORT jlong profile2_iterator_capture_time(ASGST_Iterator *iterator) {
+  return iterator != NULL && iterator->cap != NULL ? (jlong)iterator->cap->time_ns : 0;
+}
+
+/* Frame marks (ASGST_MARK_FRAME) are not offered on a stock JVM: see
+ * docs/DESIGN.md ("Frame marks"). ASGST_Capabilities() never reports the
+ * bit; these entry points exist so that programs written against the whole
+ * API link, and they do nothing. */
+P2_EXPORT ASGST_FrameMark *ASGST_RegisterFrameMark(JNIEnv *env, ASGST_FrameMarkHandler handler, int options,
+                                                   void *arg) {
+  (void)env, (void)handler, (void)options, (void)arg;
+  return NULL;
+}
+
+P2_EXPORT void ASGST_MoveFrameMark(ASGST_FrameMark *mark, void *new_sp) { (void)mark, (void)new_sp; }
+
+P2_EXPORT P2_AS_SAFE void *ASGST_GetFrameMarkStackPointer(ASGST_FrameMark *mark) {
+  (void)mark;
+  return NULL;
+}
+
+P2_EXPORT void ASGST_RemoveFrameMark(ASGST_FrameMark *mark) { (void)mark; }

@@ -1,0 +1,84 @@
+#include "safepoint/capture.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "common/p2_error.h"
+
+size_t p2_capture_size(int below) {
+  if (below < 0) below = 0;
+  if (below > P2_CAPTURE_MAX_BELOW) below = P2_CAPTURE_MAX_BELOW;
+  return sizeof(struct p2_capture) + (size_t)(P2_CAPTURE_MAX_NATIVE + 1 + below) * sizeof(struct p2_cframe);
+}
+
+P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below) {
+  struct p2_walker w;
+  int kind = p2_walker_init_regs(&w, regs, (options & ASGST_INCLUDE_NON_JAVA_FRAMES) | P2_WALK_PHYSICAL);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* AS-Safe (POSIX), vDSO */
+  c->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  c->nframes = 0;
+  c->first_java = -1;
+  c->kind = kind;
+  c->end = 1;
+  if (kind <= 0) return kind;
+  if (kind != ASGST_JAVA_TRACE) return P2_ENOJAVA;
+  int natives = 0, after = 0;
+  for (;;) {
+    ASGST_Frame f;
+    int rc = p2_walker_next(&w, &f);
+    if (rc != 1) {
+      c->end = rc;
+      break;
+    }
+    bool java = f.type != ASGST_FRAME_NON_JAVA;
+    if (c->first_java < 0 && !java) {
+      /* native frames on top of the first Java frame */
+      if (natives++ >= P2_CAPTURE_MAX_NATIVE) continue;
+    } else if (c->first_java >= 0) {
+      if (after >= below) break; /* frames continue below (end stays 1) */
+      after++;
+    }
+    struct p2_cframe *cf = &c->frames[c->nframes];
+    cf->pc = f.pc;
+    cf->sp = f.sp;
+    cf->fp = f.fp;
+    cf->kind = (uint8_t)w.phys.kind;
+    cf->exact = w.phys.exact;
+    cf->method = w.phys.method;
+    cf->code = w.phys.kind == P2_PHYS_INTERPRETED ? w.phys.bcp : w.phys.blob;
+    cf->debug_pc = w.phys.debug_pc;
+    cf->compile_id = w.phys.compile_id;
+    cf->bci = f.bci;
+    cf->comp_level = (int8_t)f.comp_level;
+    cf->pad = 0;
+    if (java && c->first_java < 0) c->first_java = c->nframes;
+    c->nframes++;
+  }
+  if (c->first_java < 0) return c->end < 0 ? c->end : P2_ENOJAVA;
+  const struct p2_cframe *top = &c->frames[c->first_java];
+  c->elem.pc = (void *)top->pc;
+  c->elem.sp = (void *)top->sp;
+  c->elem.fp = (void *)top->fp;
+  return kind;
+}
+
+P2_AS_SAFE int p2_capture_top(const struct p2_regs *regs, ASGST_QueueElement *out) {
+  struct p2_walker w;
+  memset(out, 0, sizeof *out);
+  int kind = p2_walker_init_regs(&w, regs, ASGST_END_ON_FIRST_JAVA_FRAME);
+  if (kind <= 0) return kind;
+  ASGST_Frame f;
+  int rc;
+  /* With END_ON_FIRST_JAVA_FRAME the first bytecode frame ends the walk
+   * (0) with its pc, sp, fp; native-method frames come before it. */
+  while ((rc = p2_walker_next(&w, &f)) == 1) {
+    if (f.type == ASGST_FRAME_JAVA_NATIVE) break;
+  }
+  if (rc < 0) return rc;
+  if (f.pc == NULL) return P2_ENOJAVA;
+  out->pc = f.pc;
+  out->sp = f.sp;
+  out->fp = f.fp;
+  return kind;
+}

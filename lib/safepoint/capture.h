@@ -1,0 +1,61 @@
+/* What ASGST_Enqueue records in the signal handler: the first Java frame
+ * and up to K physical frames below it (pc, sp, fp; for interpreted frames
+ * also Method* and bcp, because that stack memory is overwritten once the
+ * frame returns; for compiled frames the nmethod and its compile id, so
+ * that the drain can tell whether the code is still the same), plus, with
+ * ASGST_INCLUDE_NON_JAVA_FRAMES, the native frames above the first Java
+ * frame. docs/DESIGN.md, "The safepoint-queue emulation". */
+#ifndef P2_SAFEPOINT_CAPTURE_H
+#define P2_SAFEPOINT_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile2.h"
+#include "walk/walker.h"
+
+/* Native frames kept above the first Java frame (ASGST_INCLUDE_NON_JAVA_FRAMES). */
+#define P2_CAPTURE_MAX_NATIVE 16
+/* Upper bound of K (physical frames below the first Java frame). */
+#define P2_CAPTURE_MAX_BELOW 64
+
+struct p2_cframe {
+  const char *pc, *sp, *fp;
+  const void *method;     /* interpreted / compiled / wrapper: Method* */
+  const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp */
+  const char *debug_pc;   /* compiled: pc for the scopes (deopt-adjusted) */
+  int32_t compile_id;
+  int32_t bci;            /* interpreted: bci (-1 for a native method) */
+  uint8_t kind;           /* enum p2_phys_kind */
+  int8_t comp_level;
+  bool exact;
+  uint8_t pad;
+};
+
+struct p2_capture {
+  ASGST_QueueElement elem; /* first: ASGST_GetQueueElement hands out &elem */
+  int32_t kind;            /* trace kind of the walk (ASGST_JAVA_TRACE) */
+  int32_t end;             /* 1 if frames continue below the last recorded one, else the walk's end (0 or < 0) */
+  uint64_t time_ns;        /* CLOCK_MONOTONIC at capture */
+  int16_t nframes;
+  int16_t first_java;      /* index of the first Java frame */
+  struct p2_cframe frames[];
+};
+
+/* Bytes of a capture with room for `below` frames under the first Java
+ * frame and the native frames above it. */
+size_t p2_capture_size(int below);
+
+/* Record the stack at regs into c (sized by p2_capture_size(below)).
+ * options: ASGST_INCLUDE_NON_JAVA_FRAMES or 0. Returns the trace kind (> 0)
+ * when a Java frame was found, else the walk's error (nothing to enqueue:
+ * ASGST_NO_TOP_JAVA_FRAME when the stack has no Java frame).
+ * Context: AS-Safe, on the thread the registers belong to. */
+int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below);
+
+/* Only the first Java frame's pc, sp, fp (ASGST_GetEnqueuableElement).
+ * Returns the trace kind or an error. Context: AS-Safe. */
+int p2_capture_top(const struct p2_regs *regs, ASGST_QueueElement *out);
+
+#endif

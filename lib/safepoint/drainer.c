@@ -1,0 +1,259 @@
+/* The drainer: profile2's own thread (attached to the JVM as a daemon)
+ * that processes the safepoint queues.
+ *
+ * A signal handler that queues an element into an empty queue wakes it
+ * (one write(2) to an eventfd, AS-Safe). For each queue with elements it
+ * then:
+ *   1. suspends the queue's thread with JVMTI SuspendThread, which HotSpot
+ *      implements as a handshake: the thread stops at its next safepoint
+ *      poll, or is already in native or blocked state; either way its Java
+ *      frames are frozen and walkable from its last-Java-frame anchor. A
+ *      thread the program suspended is walked but not resumed, and the
+ *      program's own Thread.suspend / resume during the drain take effect
+ *      when it ends (program_suspend.h). Never from a signal handler: the
+ *      drainer is an ordinary thread.
+ *   2. walks the live stack once (physical frames, a resumable walker per
+ *      Java frame: splice.c),
+ *   3. runs the start handler, the queue's handler for every element (with
+ *      an iterator that joins the element's captured frames onto the live
+ *      stack), the end handler,
+ *   4. applies a pending resize, resumes the thread.
+ * Handlers run here, outside signal context; they may allocate and lock.
+ *
+ * PROFILE2_DRAIN_DELAY_US (environment, default 0): wait that long after a
+ * wake-up before draining, so that one pass serves more elements and
+ * threads (fewer suspensions, more stale elements): a knob for the
+ * benchmarks in bench/. */
+#include <errno.h>
+#include <jvmti.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/p2_error.h"
+#include "safepoint/program_suspend.h"
+#include "safepoint/queue_internal.h"
+#include "safepoint/queues.h"
+#include "safepoint/splice.h"
+#include "vm/thread_object.h"
+
+#define MAX_PER_PASS 256
+
+static JavaVM *the_vm;
+static jvmtiEnv *jvmti;
+static atomic_bool supported;
+static atomic_bool vm_dead;
+static int wake_fd = -1;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool started;
+static uint64_t delay_ns;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+P2_AS_SAFE bool p2_queues_vm_dead(void) { return atomic_load(&vm_dead); }
+P2_AS_SAFE bool p2_queues_supported(void) { return atomic_load(&supported); }
+
+static bool have_suspend;
+
+static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
+  (void)env, (void)jni;
+  atomic_store(&vm_dead, true);
+  if (wake_fd >= 0) {
+    uint64_t one = 1;
+    ssize_t w = write(wake_fd, &one, sizeof one);
+    (void)w;
+  }
+}
+
+int p2_queues_init(JavaVM *vm) {
+  if (atomic_load(&supported)) return 0;
+  the_vm = vm;
+  jvmtiEnv *env = NULL;
+  if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL) return P2_EUNSUPPORTED;
+  /* can_suspend is a solo capability in HotSpot: one environment at a
+   * time may hold it (a debugger's JDWP agent does). Take it only when the
+   * first queue is registered (p2_drainer_start), so that merely loading
+   * profile2 never takes it from anyone; here only check that it is still
+   * to be had. */
+  jvmtiCapabilities potential;
+  if ((*env)->GetPotentialCapabilities(env, &potential) != JVMTI_ERROR_NONE || !potential.can_suspend) {
+    (*env)->DisposeEnvironment(env);
+    return P2_EUNSUPPORTED;
+  }
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMDeath = on_vm_death;
+  (*env)->SetEventCallbacks(env, &cb, sizeof cb);
+  (*env)->SetEventNotificationMode(env, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+  wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd < 0) {
+    (*env)->DisposeEnvironment(env);
+    return P2_EUNSUPPORTED;
+  }
+  const char *d = getenv("PROFILE2_DRAIN_DELAY_US");
+  if (d != NULL) delay_ns = strtoull(d, NULL, 10) * 1000;
+  jvmti = env;
+  atomic_store(&supported, true);
+  return 0;
+}
+
+P2_AS_SAFE void p2_drainer_wake(ASGST_Queue *q) {
+  if (wake_fd < 0 || atomic_exchange(&q->woken, true)) return;
+  uint64_t one = 1;
+  ssize_t w = write(wake_fd, &one, sizeof one); /* AS-Safe; EAGAIN only if the counter is saturated */
+  (void)w;
+}
+
+/* q's java.lang.Thread, found by matching every thread's JavaThread*
+ * (JVMTI hands out threads, not the other way round). */
+static jobject find_jthread(ASGST_Queue *q, JNIEnv *env) {
+  jint n = 0;
+  jthread *all = NULL;
+  jobject found = NULL;
+  if ((*jvmti)->GetAllThreads(jvmti, &n, &all) != JVMTI_ERROR_NONE) return NULL;
+  for (jint i = 0; i < n; i++) {
+    if (found == NULL && p2_thread_object_jt(env, all[i]) == q->java_thread)
+      found = (*env)->NewGlobalRef(env, all[i]);
+    (*env)->DeleteLocalRef(env, all[i]);
+  }
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)all);
+  return found;
+}
+
+static void run_processing_handler(ASGST_Queue *q, const struct p2_processing_handler *h, bool live_ok) {
+  if (h->fn == NULL) return;
+  ASGST_Iterator it;
+  if (h->offer_iterator && live_ok &&
+      p2_walker_init_anchor(&it.w, q->java_thread, h->options & ASGST_INCLUDE_NON_JAVA_FRAMES) > 0) {
+    it.cap = NULL;
+    h->fn(q, &it, h->arg);
+  } else {
+    h->fn(q, NULL, h->arg);
+  }
+}
+
+void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
+  uint64_t t0 = now_ns();
+  atomic_store(&q->woken, false); /* enqueues from now on wake us again */
+  if (p2_queue_size_info(q->ring).size == 0) return;
+  bool held = false, live_ok = false;
+  if (!caller_is_owner && env != NULL && jvmti != NULL && !atomic_load(&vm_dead)) {
+    if (q->jthread == NULL) q->jthread = find_jthread(q, env);
+    jvmtiError err = q->jthread != NULL ? p2_program_suspend_hold(jvmti, q->java_thread, q->jthread)
+                                        : JVMTI_ERROR_THREAD_NOT_ALIVE;
+    if (err == JVMTI_ERROR_NONE || err == JVMTI_ERROR_THREAD_SUSPENDED) {
+      held = live_ok = true; /* suspended by us, or by the program (walked, not resumed) */
+    } else {
+      atomic_fetch_add(&q->suspend_failures, 1);
+    }
+  }
+  uint32_t n = p2_queue_drain_begin(q->ring);
+  struct p2_live_stack live = {0};
+  if (live_ok && p2_live_collect(&live, q->java_thread, q->options) != 0) live_ok = live.n > 0;
+  if (n > 0) {
+    run_processing_handler(q, &q->start, live_ok);
+    for (uint32_t i = 0; i < n; i++) {
+      const struct p2_capture *c = p2_queue_drain_at(q->ring, i);
+      if (c == NULL) continue;
+      ASGST_Iterator it;
+      enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? &live : NULL, q->options);
+      atomic_fetch_add(o == P2_SPLICED ? &q->spliced : o == P2_COMPLETE ? &q->complete : &q->stale, 1);
+      /* The producer may still fold samples into this element's arg
+       * (compression) until the claim; reading it as late as here gives
+       * such a racing store the whole drain to land. */
+      void *arg = __atomic_load_n(&c->elem.arg, __ATOMIC_ACQUIRE);
+      q->fun(&it, q->arg, arg);
+      if (it.error == P2_ECODEGONE) atomic_fetch_add(&q->code_gone, 1);
+      if (__atomic_load_n(&c->elem.arg, __ATOMIC_ACQUIRE) != arg) atomic_fetch_add(&q->late_updates, 1);
+    }
+    run_processing_handler(q, &q->end, live_ok);
+  }
+  p2_queue_drain_end(q->ring);
+  p2_live_free(&live);
+  if (held) p2_program_suspend_release(jvmti, q->java_thread, q->jthread);
+  atomic_fetch_add(&q->drains, 1);
+  atomic_fetch_add(&q->drain_ns, (long long)(now_ns() - t0));
+}
+
+static void *drainer_main(void *arg) {
+  (void)arg;
+  JNIEnv *env = NULL;
+  JavaVMAttachArgs args = {JNI_VERSION_1_6, "profile2 queue drainer", NULL};
+  if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, &args) != JNI_OK) env = NULL;
+  /* Before the first drain: the program's Thread.suspend / resume must
+   * not race with the drainer's own suspensions (program_suspend.h). */
+  if (env != NULL && p2_program_suspend_install(env) < 0)
+    fprintf(stderr, "profile2: cannot guard Thread.suspend/resume against the queue drains; a program that "
+                    "suspends threads may see them resumed\n");
+  urcu_memb_register_thread();
+  ASGST_Queue **batch = malloc(MAX_PER_PASS * sizeof *batch);
+  while (batch != NULL && !atomic_load(&vm_dead)) {
+    struct pollfd p = {wake_fd, POLLIN, 0};
+    /* A periodic pass too: a wake-up is skipped when the queue's woken
+     * flag was already set by an element the drainer then took. */
+    poll(&p, 1, 100);
+    uint64_t count;
+    ssize_t r = read(wake_fd, &count, sizeof count);
+    (void)r;
+    if (atomic_load(&vm_dead)) break;
+    if (delay_ns != 0) {
+      struct timespec ts = {(time_t)(delay_ns / 1000000000), (long)(delay_ns % 1000000000)};
+      nanosleep(&ts, NULL);
+    }
+    int n;
+    do {
+      n = p2_registry_pending(batch, MAX_PER_PASS);
+      for (int i = 0; i < n; i++) {
+        ASGST_Queue *q = batch[i];
+        pthread_mutex_lock(&q->lock);
+        if (!atomic_load(&q->dead) && !atomic_load(&vm_dead)) p2_drain_locked(q, env, false);
+        pthread_mutex_unlock(&q->lock);
+        p2_registry_put(q);
+      }
+    } while (n == MAX_PER_PASS && !atomic_load(&vm_dead));
+  }
+  free(batch);
+  urcu_memb_unregister_thread();
+  /* Not detached from the JVM: after VMDeath that may block; the thread
+   * just ends. */
+  return NULL;
+}
+
+int p2_drainer_start(void) {
+  int rc = 0;
+  pthread_mutex_lock(&start_lock);
+  if (!started) {
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_suspend = 1;
+    if (!atomic_load(&supported)) {
+      rc = P2_EUNSUPPORTED;
+    } else if (!have_suspend && (*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
+      /* Someone took can_suspend since init (see p2_queues_init). */
+      fprintf(stderr, "profile2: safepoint queues unavailable: another JVMTI agent holds can_suspend\n");
+      atomic_store(&supported, false);
+      rc = P2_EUNSUPPORTED;
+    } else {
+      have_suspend = true;
+      pthread_t t;
+      pthread_attr_t attr;
+      pthread_attr_init(&attr);
+      pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+      if (pthread_create(&t, &attr, drainer_main, NULL) != 0)
+        rc = P2_ENOMEM;
+      else
+        started = true;
+      pthread_attr_destroy(&attr);
+    }
+  }
+  pthread_mutex_unlock(&start_lock);
+  return rc;
+}

@@ -1,0 +1,131 @@
+#include "safepoint/element_iter.h"
+
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "vm/codecache.h"
+
+P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto,
+                                     const struct p2_walker *live, int options, int end_state) {
+  memset(it, 0, sizeof *it);
+  it->cap = c;
+  it->cap_to = (int16_t)upto;
+  it->live_after = live != NULL;
+  if (live != NULL) p2_walker_resume_at(&it->w, live, options);
+  it->end_state = end_state;
+}
+
+P2_AS_SAFE void p2_element_iter_rewind(ASGST_Iterator *it) {
+  it->cap_next = 0;
+  it->cap_scopes = false;
+  it->error = 0;
+  if (it->live_after) p2_walker_rewind(&it->w);
+}
+
+P2_AS_SAFE static void clear(ASGST_Frame *f) {
+  memset(f, 0, sizeof *f);
+  f->comp_level = -1;
+  f->bci = -1;
+}
+
+P2_AS_SAFE static void position(ASGST_Frame *f, const struct p2_cframe *cf) {
+  f->pc = (void *)cf->pc;
+  f->sp = (void *)cf->sp;
+  f->fp = (void *)cf->fp;
+}
+
+/* Is the code a captured compiled frame ran in still the same nmethod? A
+ * frame that returned may have had its nmethod freed (made not entrant and
+ * flushed, or unloaded with its class) and the memory reused: then its
+ * debug information and Method* must not be read. */
+P2_AS_SAFE static int same_code(const struct p2_cframe *cf, struct p2_code_info *ci) {
+  int rc = p2_code_classify(cf->pc, ci);
+  if (rc != 0) return rc;
+  if (ci->blob != cf->code || ci->compile_id != cf->compile_id ||
+      (ci->kind != P2_CODE_NMETHOD && ci->kind != P2_CODE_NATIVE_WRAPPER))
+    return P2_ECODEGONE;
+  return 0;
+}
+
+/* One frame from the captured ones: 1, or < 0 (sticky error), or 0 when
+ * they are exhausted (the caller goes on with what follows). */
+P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
+  while (it->cap_next < it->cap_to) {
+    const struct p2_cframe *cf = &it->cap->frames[it->cap_next];
+    if (it->cap_scopes) {
+      void *m;
+      int32_t bci;
+      bool outer;
+      int rc = p2_scopes_next(&it->scopes, &m, &bci, &outer);
+      if (rc <= 0) return rc < 0 ? rc : P2_EINCONSISTENT;
+      f->type = outer ? ASGST_FRAME_JAVA : ASGST_FRAME_JAVA_INLINED;
+      f->method = (ASGST_Method)m;
+      f->bci = bci;
+      f->comp_level = it->scope_level;
+      position(f, cf);
+      if (outer) {
+        it->cap_scopes = false;
+        it->cap_next++;
+      }
+      return 1;
+    }
+    struct p2_code_info ci;
+    int rc;
+    switch (cf->kind) {
+    case P2_PHYS_INTERPRETED:
+      f->type = cf->bci < 0 ? ASGST_FRAME_JAVA_NATIVE : ASGST_FRAME_JAVA;
+      f->method = (ASGST_Method)cf->method;
+      f->bci = cf->bci;
+      f->comp_level = 0;
+      position(f, cf);
+      it->cap_next++;
+      return 1;
+    case P2_PHYS_NATIVE_WRAPPER:
+      if ((rc = same_code(cf, &ci)) != 0) return rc;
+      f->type = ASGST_FRAME_JAVA_NATIVE;
+      f->method = (ASGST_Method)cf->method;
+      f->comp_level = cf->comp_level;
+      position(f, cf);
+      it->cap_next++;
+      return 1;
+    case P2_PHYS_COMPILED:
+      if ((rc = same_code(cf, &ci)) != 0) return rc;
+      rc = p2_scopes_find(ci.blob, ci.code_begin, cf->debug_pc, cf->exact, &it->scopes);
+      if (rc == 1) {
+        /* no debug information at this pc: the physical method */
+        f->type = ASGST_FRAME_JAVA;
+        f->method = (ASGST_Method)cf->method;
+        f->comp_level = cf->comp_level;
+        position(f, cf);
+        it->cap_next++;
+        return 1;
+      }
+      if (rc != 0) return rc;
+      it->cap_scopes = true;
+      it->scope_level = cf->comp_level;
+      continue;
+    case P2_PHYS_NATIVE:
+      f->type = ASGST_FRAME_NON_JAVA;
+      position(f, cf);
+      it->cap_next++;
+      return 1;
+    default:
+      return P2_EINCONSISTENT;
+    }
+  }
+  return 0;
+}
+
+P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
+  clear(f);
+  if (it->error != 0) return it->error;
+  int rc = captured_next(it, f);
+  if (rc == 1) return 1;
+  if (rc < 0) {
+    clear(f);
+    it->error = rc;
+    return rc;
+  }
+  if (it->live_after) return p2_walker_next(&it->w, f);
+  return it->end_state;
+}

@@ -1,0 +1,22 @@
+/* The iterator over one safepoint-queue element: the frames captured in
+ * the signal handler above the splice point, decoded at drain time, then
+ * the live frames from the splice point down (or, for a stale element, an
+ * end with PROFILE2_STALE_ELEMENT). */
+#ifndef P2_SAFEPOINT_ELEMENT_ITER_H
+#define P2_SAFEPOINT_ELEMENT_ITER_H
+
+#include "api/iterator.h"
+#include "safepoint/capture.h"
+
+/* Set it up: captured frames [0, upto) of c first; then, if live is
+ * non-NULL, the walk resumed from that snapshot (with options), else the end
+ * state end_state. Context: AS-Safe. */
+void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto, const struct p2_walker *live,
+                          int options, int end_state);
+
+/* ASGST_NextFrame / ASGST_RewindIterator for such an iterator.
+ * Context: AS-Safe. */
+int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *frame);
+void p2_element_iter_rewind(ASGST_Iterator *it);
+
+#endif

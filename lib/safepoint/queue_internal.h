@@ -1,0 +1,85 @@
+/* The ASGST_Queue behind the public queue functions, shared by the
+ * registry (queue_registry.c), the drainer (drainer.c) and the API
+ * (api/api_queue.c). */
+#ifndef P2_SAFEPOINT_QUEUE_INTERNAL_H
+#define P2_SAFEPOINT_QUEUE_INTERNAL_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define _LGPL_SOURCE /* liburcu's inline fast paths */
+#include <urcu/urcu-memb.h>
+#include <urcu/rculist.h>
+
+#include "profile2.h"
+#include "queue/queue.h"
+
+/* K when the options do not say (PROFILE2_QUEUE_CAPTURE). */
+#define P2_DEFAULT_CAPTURE 8
+
+struct p2_processing_handler {
+  ASGST_OnQueueSafepointHandler fn;
+  void *arg;
+  int options;
+  bool offer_iterator;
+};
+
+struct _ASGST_Queue {
+  struct cds_list_head node; /* in the registry, RCU-protected */
+  struct p2_queue *ring;
+  void *java_thread;         /* the owner's JavaThread* */
+  jobject jthread;           /* global reference to its java.lang.Thread, found by the drainer */
+  int options;               /* walk options of element iterators */
+  int below;                 /* K: frames captured below the first Java frame */
+  ASGST_Handler fun;
+  void *arg;
+  pthread_mutex_t lock;      /* one drain at a time; the processing handlers; dead */
+  struct p2_processing_handler start, end; /* under lock */
+  atomic_bool dead;          /* deregistered: Enqueue refuses, the drainer skips */
+  atomic_int refs;           /* drainer passes holding the queue outside the RCU section */
+  atomic_bool woken;         /* a wake-up is pending for this queue */
+  /* counters (PROFILE2_QueueStats) */
+  atomic_llong enqueued, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
+  /* retirement: freed a while after deregistration */
+  uint64_t retired_ns;
+  struct _ASGST_Queue *next_retired;
+};
+
+/* Registry (queue_registry.c). */
+
+/* Add / remove q (register / deregister). Context: Anywhere. */
+void p2_registry_add(ASGST_Queue *q);
+void p2_registry_remove(ASGST_Queue *q);
+
+/* Take a reference to every live queue with elements into out (up to max);
+ * returns how many. The caller drops them with p2_registry_put.
+ * Context: the drainer thread (an RCU reader). */
+int p2_registry_pending(ASGST_Queue **out, int max);
+void p2_registry_put(ASGST_Queue *q);
+
+/* Free q once no drainer pass holds it and no signal handler can still be
+ * using it (a time grace period: handlers are bounded). Context: Anywhere. */
+void p2_registry_retire(ASGST_Queue *q);
+
+/* Drainer (drainer.c). */
+
+/* Start the drainer thread if it is not running. 0 or a negative P2_E*.
+ * Context: Anywhere (not in a signal handler). */
+int p2_drainer_start(void);
+
+/* Wake the drainer for q. Context: AS-Safe (one write(2) to an eventfd). */
+void p2_drainer_wake(ASGST_Queue *q);
+
+/* Process q's pending elements now, on the calling thread (it suspends the
+ * owner unless the caller is the owner, whose captured frames are then all
+ * stale or complete). For deregistration. Caller holds q->lock.
+ * Context: Anywhere (not in a signal handler). */
+void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner);
+
+/* The VM is shutting down: no more JVMTI calls. Context: AS-Safe. */
+bool p2_queues_vm_dead(void);
+
+#endif

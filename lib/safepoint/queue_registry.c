@@ -1,0 +1,85 @@
+/* The registry of live queues: an RCU list (liburcu, memory-barrier
+ * flavour) so that the drainer can iterate while threads register and
+ * exit. Writers serialize on a mutex; the drainer is the only reader and
+ * holds references to the queues it works on outside its read-side
+ * section, so deregistration never waits for a whole drain pass. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "safepoint/queue_internal.h"
+
+/* Freed queues are kept this long after deregistration: a signal handler
+ * of their thread that loaded the pointer just before must still find live
+ * memory (handlers are bounded to microseconds). */
+#define RETIRE_GRACE_NS 2000000000ull
+
+static CDS_LIST_HEAD(queues);
+static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
+static ASGST_Queue *retired;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void p2_registry_add(ASGST_Queue *q) {
+  pthread_mutex_lock(&writers);
+  cds_list_add_rcu(&q->node, &queues);
+  pthread_mutex_unlock(&writers);
+}
+
+void p2_registry_remove(ASGST_Queue *q) {
+  pthread_mutex_lock(&writers);
+  cds_list_del_rcu(&q->node);
+  pthread_mutex_unlock(&writers);
+  /* After this no drainer pass can newly find q; passes that found it hold
+   * a reference (waited for in retire). */
+  urcu_memb_synchronize_rcu();
+}
+
+int p2_registry_pending(ASGST_Queue **out, int max) {
+  int n = 0;
+  ASGST_Queue *q;
+  urcu_memb_read_lock();
+  cds_list_for_each_entry_rcu(q, &queues, node) {
+    if (n >= max) break;
+    if (atomic_load(&q->dead) || p2_queue_size_info(q->ring).size == 0) continue;
+    atomic_fetch_add(&q->refs, 1);
+    out[n++] = q;
+  }
+  urcu_memb_read_unlock();
+  return n;
+}
+
+void p2_registry_put(ASGST_Queue *q) { atomic_fetch_sub(&q->refs, 1); }
+
+static void free_queue(ASGST_Queue *q) {
+  p2_queue_destroy(q->ring);
+  pthread_mutex_destroy(&q->lock);
+  free(q);
+}
+
+void p2_registry_retire(ASGST_Queue *q) {
+  /* Wait for drainer passes that took a reference before the removal;
+   * they see q->dead and let go at once. */
+  struct timespec pause = {0, 100000};
+  while (atomic_load(&q->refs) != 0) nanosleep(&pause, NULL);
+  uint64_t now = now_ns();
+  pthread_mutex_lock(&retire_lock);
+  q->retired_ns = now;
+  q->next_retired = retired;
+  retired = q;
+  /* Free what has waited long enough (the list is newest first). */
+  for (ASGST_Queue **p = &retired; *p != NULL;) {
+    if (now - (*p)->retired_ns >= RETIRE_GRACE_NS) {
+      ASGST_Queue *old = *p;
+      *p = old->next_retired;
+      free_queue(old);
+    } else {
+      p = &(*p)->next_retired;
+    }
+  }
+  pthread_mutex_unlock(&retire_lock);
+}

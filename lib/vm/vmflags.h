@@ -1,0 +1,16 @@
+/* HotSpot's -XX flags, found through VMStructs (JVMFlag::flags, an array of
+ * JVMFlag::numFlags entries with _name and _addr). Only what profile2 needs:
+ * turning on DebugNonSafepoints, as JDK Flight Recorder does for its
+ * execution samples. */
+#ifndef P2_VMFLAGS_H
+#define P2_VMFLAGS_H
+
+#include <stdbool.h>
+
+/* Set the bool flag `name` to value. Returns 1 if it changed, 0 if it
+ * already had that value, or P2_EUNSUPPORTED / P2_EFAULT when it cannot be
+ * found or read. Context: Anywhere (not in a signal handler); after
+ * p2_hotspot_init(). */
+int p2_vmflags_set_bool(const char *name, bool value);
+
+#endif

@@ -1,0 +1,111 @@
+/* Threads running a CPU-bound call graph (compiled, inlined, interpreted
+ * frames, recursion of varying depth) while the queue agent samples them
+ * with ASGST_Enqueue. Each phase is driven by the agent's report of what it
+ * has checked; see queue_agent.c. */
+public class QueueFixture {
+    static native boolean done();
+    static native int report();
+    static native void checkStillSuspended(Thread t);
+    static native void registerFor(Thread t);
+
+    static volatile long sink;
+
+    static long leaf(long x) {
+        for (int i = 0; i < 300; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static double leafD(double d) {
+        for (int i = 0; i < 100; i++) d = Math.sqrt(d + i) * 1.0001;
+        return d;
+    }
+
+    static long mid(long x) {
+        return leaf(x) ^ (long) leafD(x & 1023);
+    }
+
+    static long rec(int n, long x) {
+        if (n == 0) return mid(x);
+        return rec(n - 1, x + n) + 1;
+    }
+
+    static long interp(long x) {
+        /* big enough never to be compiled within the run: excluded with CompileCommand */
+        for (int i = 0; i < 50; i++) x += i * x;
+        return x;
+    }
+
+    static void work() {
+        long x = 1;
+        for (int round = 0; (round & 31) != 0 || !done(); round++) {
+            x += mid(x);
+            x += rec(round % 24, x);
+            x += interp(x);
+            if ((round & 1023) == 0) x += new int[(int) (x & 1023) + 1].length;
+        }
+        sink = x;
+    }
+
+    /* Short-lived threads: their queues are deregistered at ThreadEnd with
+     * elements still in them. */
+    static void shortLived() throws Exception {
+        for (int i = 0; i < 200 && !done(); i++) {
+            Thread t = new Thread(() -> {
+                long y = 1;
+                for (int k = 0; k < 20000; k++) y += rec(k % 8, y);
+                sink = y;
+            }, "short-" + i);
+            t.start();
+            t.join();
+        }
+    }
+
+    @SuppressWarnings("removal")
+    static void suspendAndCheck(Thread t) throws Exception {
+        /* JDK 20 made Thread.suspend throw and JDK 23 removed it; with
+         * can_suspend held by profile2 (a solo capability) nobody else can
+         * suspend a thread there, so the case exists on JDK 17 only. */
+        java.lang.reflect.Method suspend;
+        try {
+            suspend = Thread.class.getMethod("suspend");
+        } catch (NoSuchMethodException e) {
+            System.out.println("fixture: this JDK has no Thread.suspend; the suspended-by-the-program case does not arise");
+            return;
+        }
+        try {
+            suspend.invoke(t);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof UnsupportedOperationException) {
+                System.out.println("fixture: Thread.suspend is not supported on this JDK; the suspended-by-the-program case does not arise");
+                return;
+            }
+            throw e;
+        }
+        for (int i = 0; i < 10; i++) {
+            Thread.sleep(50);
+            checkStillSuspended(t);
+        }
+        Thread.class.getMethod("resume").invoke(t);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Thread w1 = new Thread(QueueFixture::work, "worker-1");
+        Thread w2 = new Thread(QueueFixture::work, "worker-2");
+        w1.start();
+        w2.start();
+        /* A thread whose queue is registered from another thread. */
+        Thread w3 = new Thread(QueueFixture::work, "worker-foreign");
+        w3.start();
+        registerFor(w3);
+        shortLived();
+        /* The program itself suspends worker-2 for a while (Thread.suspend,
+         * JDK 17; gone in JDK 20+): drains walk it but must not resume it. */
+        Thread.sleep(200);
+        suspendAndCheck(w2);
+        work();
+        w1.join();
+        w2.join();
+        w3.join();
+        System.exit(report());
+    }
+}

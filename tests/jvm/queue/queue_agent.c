@@ -1,0 +1,491 @@
+/* The safepoint queues against two oracles, on a live JVM.
+ *
+ * Every sample is taken twice in the SIGPROF handler: a whole walk with
+ * ASGST_RunWithIterator (the truth, stored in a ring) and ASGST_Enqueue
+ * with the truth's index as the element's argument. At drain time each
+ * element's iterator must yield exactly the truth's Java frames (method,
+ * bci), or, when it ends with PROFILE2_STALE_ELEMENT, a prefix of them. The
+ * start handler's iterator over the live stack (the thread is suspended for
+ * the drain) must equal JVMTI GetStackTrace of that thread.
+ *
+ * Also checked: every element queued is processed exactly once (short-lived
+ * threads deregister with elements pending); compression (a sample whose
+ * top frame equals the youngest element's has the same stack: its truth is
+ * compared in the handler, and its weight is folded into the element) loses
+ * no weight; ResizeQueue from the start handler takes effect at the end of
+ * that drain; a queue registered from another thread works; a thread
+ * suspended by someone else is walked but stays suspended;
+ * ASGST_Capabilities() offers ASGST_REGISTER_QUEUE.
+ *
+ * Context notes: on_sigprof is a signal handler (AS-Safe calls only); the
+ * queue handlers run on profile2's drainer (or the deregistering thread). */
+#include <errno.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <profile2.h>
+
+#define TARGET_SAMPLES 60000
+#define RING (1u << 17)
+#define DEPTH 48
+#define MAX_THREADS 512
+
+struct truth {
+  atomic_int ready;
+  int32_t n;     /* frames stored (<= DEPTH) */
+  int32_t total; /* frames in the walk */
+  int32_t end;   /* how the walk ended */
+  struct {
+    ASGST_Method m;
+    int32_t bci;
+  } f[DEPTH];
+};
+
+static JavaVM *the_vm;
+static jvmtiEnv *jvmti;
+static struct truth *truths;
+static atomic_uint weights[RING];
+static atomic_uchar processed[RING]; /* the element's handler ran */
+static atomic_uint next_sample;
+static atomic_bool finished;
+
+struct qthread {
+  atomic_int tid;
+  ASGST_Queue *_Atomic queue;
+  jobject thread; /* global ref */
+  atomic_int drains;
+  atomic_int expect_capacity; /* after a resize request, checked at the next drain */
+};
+static struct qthread threads[MAX_THREADS];
+static atomic_int nthreads;
+
+static atomic_long signals, enq_ok, enq_full, enq_other, compressed, compress_mismatch, handled, weight_seen,
+    truth_lost, elem_ok, elem_stale_ok, elem_mismatch, elem_error, jvmti_stacks, jvmti_frames, jvmti_mismatch,
+    start_calls, end_calls, resize_checks, resize_failures, resumed_other, suspended_checks, errors_by[64];
+static atomic_int dumps; /* disagreements printed whole */
+static atomic_long stale_total, compress_other_callers, weight_late;
+
+/* profile2's counters of every queue, summed at deregistration. */
+static struct {
+  atomic_long drains, spliced, complete, stale, code_gone, late, suspend_failures, drain_ns;
+} qs_sum;
+
+static void deregister(JNIEnv *jni, ASGST_Queue *q) {
+  if (!ASGST_DeregisterQueue(jni, q)) fprintf(stderr, "queue test: DeregisterQueue refused\n");
+}
+
+static void sum_stats(ASGST_Queue *q) {
+  PROFILE2_QueueStats s;
+  profile2_queue_stats(q, &s);
+  atomic_fetch_add(&qs_sum.drains, s.drains);
+  atomic_fetch_add(&qs_sum.spliced, s.spliced);
+  atomic_fetch_add(&qs_sum.complete, s.complete);
+  atomic_fetch_add(&qs_sum.stale, s.stale);
+  atomic_fetch_add(&qs_sum.code_gone, s.code_gone);
+  atomic_fetch_add(&qs_sum.late, s.late_updates);
+  atomic_fetch_add(&qs_sum.suspend_failures, s.suspend_failures);
+  atomic_fetch_add(&qs_sum.drain_ns, s.drain_ns);
+}
+
+static struct qthread *find_thread(int tid) {
+  int n = atomic_load(&nthreads);
+  for (int i = 0; i < n; i++)
+    if (atomic_load(&threads[i].tid) == tid) return &threads[i];
+  return NULL;
+}
+
+/* Context: signal handler. */
+static void collect_truth(ASGST_Iterator *it, void *arg) {
+  struct truth *t = arg;
+  ASGST_Frame f;
+  int rc;
+  t->n = t->total = 0;
+  while ((rc = ASGST_NextFrame(it, &f)) == 1) {
+    if (t->n < DEPTH) {
+      t->f[t->n].m = f.method;
+      t->f[t->n].bci = f.bci;
+      t->n++;
+    }
+    t->total++;
+  }
+  t->end = rc;
+}
+
+static bool same_truth(const struct truth *a, const struct truth *b) {
+  if (a->n != b->n || a->total != b->total || a->end != b->end) return false;
+  for (int i = 0; i < a->n; i++)
+    if (a->f[i].m != b->f[i].m || a->f[i].bci != b->f[i].bci) return false;
+  return true;
+}
+
+/* Context: SIGPROF handler; AS-Safe. */
+static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si;
+  int saved = errno;
+  if (atomic_load(&finished)) goto out;
+  struct qthread *qt = find_thread((int)syscall(SYS_gettid));
+  ASGST_Queue *q = qt != NULL ? atomic_load(&qt->queue) : NULL;
+  if (q == NULL) goto out;
+  atomic_fetch_add(&signals, 1);
+  unsigned idx = atomic_fetch_add(&next_sample, 1) % RING;
+  struct truth *t = &truths[idx];
+  atomic_store(&t->ready, 0);
+  if (ASGST_RunWithIterator(uc, 0, collect_truth, t) <= 0) {
+    atomic_fetch_add(&truth_lost, 1);
+    goto out;
+  }
+  atomic_store(&t->ready, 1);
+  atomic_store(&weights[idx], 1);
+  /* Every other sample tries compression first. */
+  if (idx & 1) {
+    ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), cur;
+    if (last != NULL && ASGST_GetEnqueuableElement(uc, &cur) > 0 && cur.pc == last->pc &&
+        cur.sp == last->sp && cur.fp == last->fp) {
+      unsigned other = (unsigned)(uintptr_t)last->arg;
+      /* Equal pc, sp and fp name the same top frame; its callers (and an
+       * interpreted frame's bci) may differ (profile2.h): only the method
+       * must agree, the rest is counted. */
+      const struct truth *o = &truths[other];
+      if (t->n == 0 || o->n == 0 || t->f[0].m != o->f[0].m)
+        atomic_fetch_add(&compress_mismatch, 1);
+      else if (!same_truth(t, o))
+        atomic_fetch_add(&compress_other_callers, 1);
+      /* The drainer may have taken that element meanwhile (it is then
+       * marked processed): take the weight back, counted as late. */
+      atomic_fetch_add(&weights[other], 1);
+      if (atomic_load(&processed[other])) atomic_fetch_add(&weight_late, atomic_exchange(&weights[other], 0));
+      atomic_fetch_add(&compressed, 1);
+      goto out;
+    }
+  }
+  int rc = ASGST_Enqueue(q, uc, (void *)(uintptr_t)idx);
+  if (rc > 0)
+    atomic_fetch_add(&enq_ok, 1);
+  else if (rc == ASGST_ENQUEUE_FULL_QUEUE)
+    atomic_fetch_add(&enq_full, 1);
+  else
+    atomic_fetch_add(&enq_other, 1);
+  if (atomic_load(&next_sample) >= TARGET_SAMPLES) atomic_store(&finished, true);
+out:
+  errno = saved;
+}
+
+/* The first few disagreements, printed whole: which frame differs says
+ * whether the walk or the capture is wrong. Context: queue handler. */
+static void dump_mismatch(const char *what, const struct truth *t, const ASGST_Method *m, const int32_t *bci,
+                          int n, int rc) {
+  if (atomic_fetch_add(&dumps, 1) >= 4) return;
+  fprintf(stderr, "queue test: %s: truth %d frames (end %d), element %d frames (end %d)\n", what, t->total,
+          t->end, n, rc);
+  for (int i = 0; i < DEPTH && (i < t->n || i < n); i++)
+    fprintf(stderr, "  #%-2d truth %p@%d  element %p@%d%s\n", i, i < t->n ? (void *)t->f[i].m : NULL,
+            i < t->n ? t->f[i].bci : -1, i < n ? (void *)m[i] : NULL, i < n ? bci[i] : -1,
+            i < t->n && i < n && (t->f[i].m != m[i] || t->f[i].bci != bci[i]) ? "  <--" : "");
+}
+
+/* Context: queue handler. */
+static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
+  (void)queue_arg;
+  unsigned idx = (unsigned)(uintptr_t)arg;
+  const struct truth *t = &truths[idx];
+  atomic_fetch_add(&handled, 1);
+  atomic_store(&processed[idx], 1);
+  atomic_fetch_add(&weight_seen, atomic_exchange(&weights[idx], 0));
+  ASGST_Frame f;
+  int n = 0, rc;
+  bool agree = true;
+  ASGST_Method seen_m[DEPTH];
+  int32_t seen_bci[DEPTH];
+  while ((rc = ASGST_NextFrame(it, &f)) == 1) {
+    if (n < t->n && (f.method != t->f[n].m || f.bci != t->f[n].bci)) agree = false;
+    if (n < DEPTH) seen_m[n] = f.method, seen_bci[n] = f.bci;
+    n++;
+  }
+  if (rc == PROFILE2_STALE_ELEMENT) {
+    atomic_fetch_add(&stale_total, 1);
+    if (agree && n <= t->total) {
+      atomic_fetch_add(&elem_stale_ok, 1);
+    } else {
+      atomic_fetch_add(&elem_mismatch, 1);
+      dump_mismatch("stale element differs", t, seen_m, seen_bci, n, rc);
+    }
+  } else if (rc == 0 || rc == PROFILE2_CONTINUATION_BOUNDARY) {
+    if (agree && n == t->total && rc == t->end) {
+      atomic_fetch_add(&elem_ok, 1);
+    } else {
+      atomic_fetch_add(&elem_mismatch, 1);
+      dump_mismatch("element differs", t, seen_m, seen_bci, n, rc);
+    }
+  } else {
+    atomic_fetch_add(&elem_error, 1);
+    atomic_fetch_add(&errors_by[-rc < 64 ? -rc : 63], 1);
+  }
+}
+
+/* Start handler: the live stack against JVMTI, and the resize check.
+ * Context: queue handler, the thread suspended. */
+static void on_start(ASGST_Queue *q, ASGST_Iterator *it, void *arg) {
+  struct qthread *qt = arg;
+  atomic_fetch_add(&start_calls, 1);
+  /* A resize requested in the previous drain's start handler applied at
+   * the end of that drain. */
+  ASGST_QueueSizeInfo info = ASGST_GetQueueSizeInfo(q);
+  int want = atomic_load(&qt->expect_capacity);
+  if (want != 0) {
+    atomic_fetch_add(&resize_checks, 1);
+    if (info.capacity != want) atomic_fetch_add(&resize_failures, 1);
+  }
+  int cap = info.capacity;
+  if (atomic_fetch_add(&qt->drains, 1) % 16 == 15) {
+    cap = info.capacity == 16 ? 64 : 16;
+    ASGST_ResizeQueue(q, cap);
+  }
+  atomic_store(&qt->expect_capacity, cap);
+  if (it == NULL || qt->thread == NULL) return;
+  jvmtiFrameInfo frames[DEPTH];
+  jint count = 0;
+  if ((*jvmti)->GetStackTrace(jvmti, qt->thread, 0, DEPTH, frames, &count) != JVMTI_ERROR_NONE) return;
+  ASGST_Frame f;
+  int n = 0, rc;
+  bool agree = true;
+  ASGST_Method seen_m[DEPTH];
+  int32_t seen_bci[DEPTH];
+  uint8_t seen_type[DEPTH];
+  int8_t seen_level[DEPTH];
+  while ((rc = ASGST_NextFrame(it, &f)) == 1 && n < DEPTH) {
+    if (n >= count || ASGST_JMethodIDToMethod(frames[n].method) != f.method || frames[n].location != f.bci)
+      agree = false;
+    seen_m[n] = f.method, seen_bci[n] = f.bci, seen_type[n] = f.type, seen_level[n] = f.comp_level;
+    n++;
+  }
+  if (n < DEPTH && n != count) agree = false;
+  atomic_fetch_add(&jvmti_stacks, 1);
+  atomic_fetch_add(&jvmti_frames, n);
+  if (!agree) {
+    atomic_fetch_add(&jvmti_mismatch, 1);
+    if (atomic_fetch_add(&dumps, 1) < 4) {
+      jint state = 0;
+      (*jvmti)->GetThreadState(jvmti, qt->thread, &state);
+      fprintf(stderr,
+              "queue test: live stack differs from JVMTI (%d vs %d frames, end %d, thread state 0x%x)\n", n,
+              (int)count, rc, (unsigned)state);
+      for (int i = 0; i < DEPTH && (i < n || i < count); i++)
+        fprintf(stderr, "  #%-2d jvmti %p@%ld  profile2 %p@%d (type %d, level %d)\n", i,
+                i < count ? (void *)ASGST_JMethodIDToMethod(frames[i].method) : NULL,
+                i < count ? (long)frames[i].location : -1L, i < n ? (void *)seen_m[i] : NULL,
+                i < n ? seen_bci[i] : -1, i < n ? seen_type[i] : -1, i < n ? seen_level[i] : -1);
+    }
+  }
+}
+
+static void on_end(ASGST_Queue *q, ASGST_Iterator *it, void *arg) {
+  (void)q, (void)arg;
+  if (it != NULL) atomic_fetch_add(&end_calls, 1000000); /* registered without an iterator */
+  atomic_fetch_add(&end_calls, 1);
+}
+
+static struct qthread *add_thread(int tid) {
+  int i = atomic_fetch_add(&nthreads, 1);
+  if (i >= MAX_THREADS) {
+    fprintf(stderr, "queue test: too many threads\n");
+    exit(5);
+  }
+  atomic_store(&threads[i].tid, tid);
+  return &threads[i];
+}
+
+static void setup_queue(struct qthread *qt, ASGST_Queue *q) {
+  if (q == NULL) {
+    fprintf(stderr, "queue test: queue registration failed\n");
+    exit(5);
+  }
+  ASGST_SetOnQueueProcessingStart(q, 0, true, on_start, qt);
+  ASGST_SetOnQueueProcessingEnd(q, 0, false, on_end, qt);
+  atomic_store(&qt->queue, q);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
+  (void)env;
+  jvmtiThreadInfo info;
+  if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE) return;
+  bool mine = info.name != NULL &&
+              (strncmp(info.name, "worker-", 7) == 0 || strncmp(info.name, "short-", 6) == 0) &&
+              strcmp(info.name, "worker-foreign") != 0;
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+  if (!mine) return;
+  struct qthread *qt = add_thread((int)syscall(SYS_gettid));
+  qt->thread = (*jni)->NewGlobalRef(jni, thread);
+  setup_queue(qt, ASGST_RegisterQueue(jni, 32, 0, on_element, qt));
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
+  (void)env, (void)jni, (void)thread;
+  struct qthread *qt = find_thread((int)syscall(SYS_gettid));
+  if (qt == NULL) return;
+  ASGST_Queue *q = atomic_exchange(&qt->queue, NULL);
+  if (q != NULL) {
+    sum_stats(q);
+    deregister(jni, q);
+  }
+}
+
+JNIEXPORT jboolean JNICALL Java_QueueFixture_done(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  return atomic_load(&finished);
+}
+
+JNIEXPORT void JNICALL Java_QueueFixture_registerFor(JNIEnv *env, jclass c, jobject thread) {
+  (void)c;
+  jint tid = profile2_thread_os_id(env, thread);
+  if (tid <= 0) {
+    fprintf(stderr, "queue test: no OS id for the foreign thread (%d)\n", tid);
+    exit(5);
+  }
+  struct qthread *qt = add_thread(tid);
+  qt->thread = (*env)->NewGlobalRef(env, thread);
+  setup_queue(qt, profile2_register_queue_for_thread(env, thread, 32, 0, on_element, qt));
+}
+
+/* Called while the fixture holds the thread suspended (Thread.suspend):
+ * drains in the meantime must have left it suspended. */
+JNIEXPORT void JNICALL Java_QueueFixture_checkStillSuspended(JNIEnv *env, jclass c, jobject thread) {
+  (void)env, (void)c;
+  jint state = 0;
+  (*jvmti)->GetThreadState(jvmti, thread, &state);
+  atomic_fetch_add(&suspended_checks, 1);
+  if (!(state & JVMTI_THREAD_STATE_SUSPENDED)) atomic_fetch_add(&resumed_other, 1);
+}
+
+static void *sampler(void *arg) {
+  (void)arg;
+  /* One signal every 250 us to the next thread that has a queue (ended
+   * threads are skipped, not waited for). */
+  struct timespec period = {0, 250000};
+  unsigned cursor = 0;
+  while (!atomic_load(&finished)) {
+    nanosleep(&period, NULL);
+    int n = atomic_load(&nthreads);
+    for (int k = 0; k < n; k++) {
+      struct qthread *qt = &threads[cursor++ % (unsigned)n];
+      int tid = atomic_load(&qt->tid);
+      if (tid != 0 && atomic_load(&qt->queue) != NULL) {
+        syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+        break;
+      }
+    }
+  }
+  return NULL;
+}
+
+JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  atomic_store(&finished, true);
+  /* Deregister what is left (the main thread's queue does not exist; the
+   * workers ended): processed before DeregisterQueue returns. */
+  for (int i = 0; i < atomic_load(&nthreads); i++) {
+    ASGST_Queue *q = atomic_exchange(&threads[i].queue, NULL);
+    if (q != NULL) {
+      sum_stats(q);
+      deregister(NULL, q);
+    }
+  }
+  long total_weight = atomic_load(&enq_ok) + atomic_load(&compressed);
+  printf("queue test: %ld signals, %ld truths lost; enqueued %ld, compressed %ld (%ld with another top "
+         "method, %ld with other callers), "
+         "full %ld, other %ld\n",
+         atomic_load(&signals), atomic_load(&truth_lost), atomic_load(&enq_ok), atomic_load(&compressed),
+         atomic_load(&compress_mismatch), atomic_load(&compress_other_callers), atomic_load(&enq_full),
+         atomic_load(&enq_other));
+  printf("queue test: %ld elements handled: %ld equal to the signal-time walk, %ld stale with a matching "
+         "prefix, "
+         "%ld mismatches, %ld ended with an error; weight %ld (+%ld folded in after the drain took the "
+         "element) of %ld\n",
+         atomic_load(&handled), atomic_load(&elem_ok), atomic_load(&elem_stale_ok),
+         atomic_load(&elem_mismatch), atomic_load(&elem_error), atomic_load(&weight_seen),
+         atomic_load(&weight_late), total_weight);
+  for (int i = 1; i < 64; i++)
+    if (atomic_load(&errors_by[i]))
+      printf("  elements ended with %d (%s): %ld\n", -i, profile2_strerror(-i), atomic_load(&errors_by[i]));
+  printf("queue test: start handlers %ld (live stacks vs JVMTI: %ld stacks, %ld frames, %ld mismatches), end "
+         "handlers %ld; resizes checked %ld, failed %ld; thread suspended by the program: %ld checks, "
+         "resumed by "
+         "profile2: %ld\n",
+         atomic_load(&start_calls), atomic_load(&jvmti_stacks), atomic_load(&jvmti_frames),
+         atomic_load(&jvmti_mismatch), atomic_load(&end_calls), atomic_load(&resize_checks),
+         atomic_load(&resize_failures), atomic_load(&suspended_checks), atomic_load(&resumed_other));
+  printf("queue test: profile2's counts: %ld drains, %ld spliced, %ld complete in the capture, %ld stale, "
+         "%ld with "
+         "freed code, %ld late compressions, %ld suspension failures, %.1f us held per drain\n",
+         atomic_load(&qs_sum.drains), atomic_load(&qs_sum.spliced), atomic_load(&qs_sum.complete),
+         atomic_load(&qs_sum.stale), atomic_load(&qs_sum.code_gone), atomic_load(&qs_sum.late),
+         atomic_load(&qs_sum.suspend_failures),
+         atomic_load(&qs_sum.drains) ? atomic_load(&qs_sum.drain_ns) / 1e3 / atomic_load(&qs_sum.drains)
+                                     : 0.0);
+  fflush(stdout);
+  int rc = 0;
+  if (atomic_load(&handled) != atomic_load(&enq_ok)) rc = 10; /* an element lost or processed twice */
+  /* Compression loses no weight; what raced with the drain stays rare. */
+  if (atomic_load(&weight_seen) + atomic_load(&weight_late) != total_weight ||
+      atomic_load(&weight_late) * 1000 > total_weight)
+    rc = 11;
+  /* A spliced stack is exact for the frames verified at drain time; below
+   * them profile2 assumes the thread did not return past the deepest one
+   * and rebuild the same frames at the same addresses (profile2.h, "Limits"):
+   * recursion does that now and then, a few in 100,000 elements here. */
+  if (atomic_load(&elem_mismatch) * 5000 > atomic_load(&handled) || atomic_load(&compress_mismatch)) rc = 12;
+  if (atomic_load(&jvmti_mismatch)) rc = 13;
+  if (atomic_load(&resize_failures) || atomic_load(&resize_checks) == 0) rc = 14;
+  if (atomic_load(&resumed_other)) rc = 15;
+  if (atomic_load(&end_calls) >= 1000000 || atomic_load(&end_calls) == 0) rc = 16;
+  if (atomic_load(&enq_ok) < TARGET_SAMPLES / 4 || atomic_load(&jvmti_stacks) == 0) rc = 17;
+  /* Errors other than stale must stay rare (an element whose code went away). */
+  if (atomic_load(&elem_error) * 100 > atomic_load(&handled)) rc = 18;
+  return rc;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
+  (void)env, (void)jni, (void)thread;
+  if (profile2_init(the_vm) != 0 || !(ASGST_Capabilities() & ASGST_REGISTER_QUEUE)) {
+    fprintf(stderr, "queue test: ASGST_REGISTER_QUEUE not offered (capabilities 0x%x)\n",
+            ASGST_Capabilities());
+    exit(4);
+  }
+  truths = mmap(NULL, RING * sizeof *truths, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (truths == MAP_FAILED) exit(4);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGPROF, &sa, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, sampler, NULL);
+  pthread_detach(t);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)options, (void)reserved;
+  the_vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
+  /* No can_suspend here: HotSpot lets one JVMTI environment hold it, and
+   * profile2's queues need it. The fixture suspends with Thread.suspend. */
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  cb.ThreadStart = on_thread_start;
+  cb.ThreadEnd = on_thread_end;
+  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL);
+  return JNI_OK;
+}

@@ -1,0 +1,212 @@
+/* queue/: the producer's operations (reserve, commit, abort, element,
+ * size_info, resize, stats) run in a SIGPROF handler, so they must neither
+ * allocate nor lock. This executable interposes the allocator and the
+ * locks (as tests/unit/unwind/test_unwind.c does) and counts every call made
+ * while the producer path runs, from a real signal handler and directly. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/p2_error.h"
+#include "queue/queue.h"
+
+static __thread int in_signal_path;
+static int allocations, locks;
+
+/* The project builds with hidden visibility; interposers must be seen by
+ * the dynamic linker. */
+#define INTERPOSE __attribute__((visibility("default")))
+
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void (*real_free)(void *);
+static int (*real_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static int (*real_lock)(pthread_mutex_t *);
+static int (*real_trylock)(pthread_mutex_t *);
+static int (*real_spin_lock)(pthread_spinlock_t *);
+static int (*real_rdlock)(pthread_rwlock_t *);
+static int (*real_wrlock)(pthread_rwlock_t *);
+
+/* dlsym itself may allocate; serve that from a static arena. */
+static char early[4096];
+static size_t early_used;
+
+static void *early_alloc(size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (early_used + n > sizeof early) return NULL;
+  void *p = early + early_used;
+  early_used += n;
+  return p;
+}
+
+/* POSIX lets dlsym results convert to function pointers; memcpy keeps
+ * -Wpedantic quiet. */
+#define LOOKUP(var, name)                                                                                    \
+  do {                                                                                                       \
+    void *sym_ = dlsym(RTLD_NEXT, name);                                                                     \
+    memcpy(&(var), &sym_, sizeof(var));                                                                      \
+  } while (0)
+
+static void resolve(void) {
+  static __thread int resolving;
+  if (real_malloc || resolving) return;
+  resolving = 1;
+  LOOKUP(real_calloc, "calloc");
+  LOOKUP(real_realloc, "realloc");
+  LOOKUP(real_free, "free");
+  LOOKUP(real_memalign, "posix_memalign");
+  LOOKUP(real_aligned_alloc, "aligned_alloc");
+  LOOKUP(real_lock, "pthread_mutex_lock");
+  LOOKUP(real_trylock, "pthread_mutex_trylock");
+  LOOKUP(real_spin_lock, "pthread_spin_lock");
+  LOOKUP(real_rdlock, "pthread_rwlock_rdlock");
+  LOOKUP(real_wrlock, "pthread_rwlock_wrlock");
+  LOOKUP(real_malloc, "malloc"); /* last: it marks the lookup done */
+  resolving = 0;
+}
+
+#define SEEN(counter)                                                                                        \
+  do {                                                                                                       \
+    if (in_signal_path) counter++;                                                                           \
+    resolve();                                                                                               \
+  } while (0)
+
+INTERPOSE void *malloc(size_t n) {
+  SEEN(allocations);
+  return real_malloc ? real_malloc(n) : early_alloc(n);
+}
+INTERPOSE void *calloc(size_t a, size_t b) {
+  SEEN(allocations);
+  if (!real_calloc) return early_alloc(a * b); /* static arena is zeroed */
+  return real_calloc(a, b);
+}
+INTERPOSE void *realloc(void *p, size_t n) {
+  SEEN(allocations);
+  return real_realloc(p, n);
+}
+INTERPOSE void free(void *p) {
+  if (p == NULL) return;
+  SEEN(allocations);
+  if ((char *)p >= early && (char *)p < early + sizeof early) return;
+  real_free(p);
+}
+INTERPOSE int posix_memalign(void **out, size_t align, size_t n) {
+  SEEN(allocations);
+  return real_memalign(out, align, n);
+}
+INTERPOSE void *aligned_alloc(size_t align, size_t n) {
+  SEEN(allocations);
+  return real_aligned_alloc(align, n);
+}
+INTERPOSE int pthread_mutex_lock(pthread_mutex_t *m) {
+  SEEN(locks);
+  return real_lock(m);
+}
+INTERPOSE int pthread_mutex_trylock(pthread_mutex_t *m) {
+  SEEN(locks);
+  return real_trylock(m);
+}
+INTERPOSE int pthread_spin_lock(pthread_spinlock_t *l) {
+  SEEN(locks);
+  return real_spin_lock(l);
+}
+INTERPOSE int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+  SEEN(locks);
+  return real_rdlock(l);
+}
+INTERPOSE int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
+  SEEN(locks);
+  return real_wrlock(l);
+}
+
+struct item {
+  uint64_t seq, weight;
+};
+
+static struct p2_queue *q;
+static int calls, refusals[3]; /* [0] full, [1] enqueue (nested), [2] other */
+
+/* Every producer operation, the failing paths included. */
+static void produce(void) {
+  int err = 0;
+  struct item *it = p2_queue_reserve(q, &err);
+  calls++;
+  if (it == NULL) {
+    refusals[err == P2_EFULL ? 0 : err == P2_EENQUEUE ? 1 : 2]++;
+  } else {
+    /* a nested attempt while this one is open */
+    int nerr = 0;
+    if (p2_queue_reserve(q, &nerr) == NULL && nerr == P2_EENQUEUE) refusals[1]++;
+    it->seq = (uint64_t)calls;
+    if (calls % 5 == 0) {
+      p2_queue_abort(q);
+    } else {
+      p2_queue_commit(q);
+    }
+  }
+  struct item *y = p2_queue_element(q, -1);
+  if (y != NULL) y->weight++;
+  (void)p2_queue_element(q, 0);
+  (void)p2_queue_element(q, 1000);
+  struct p2_queue_size_info si = p2_queue_size_info(q);
+  p2_queue_resize(q, (uint32_t)(si.capacity % 7 + 1));
+  struct p2_queue_stats s;
+  p2_queue_stats(q, &s);
+}
+
+static void on_usr1(int sig) {
+  (void)sig;
+  int saved = errno;
+  in_signal_path = 1;
+  produce();
+  in_signal_path = 0;
+  errno = saved;
+}
+
+Test(queue, interposers_see_allocations_and_locks) {
+  /* the check below is worth something only if these are counted */
+  in_signal_path = 1;
+  void *volatile p = malloc(8); /* volatile: the compiler may drop a malloc/free pair */
+  free(p);
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&m);
+  in_signal_path = 0;
+  pthread_mutex_unlock(&m);
+  cr_assert_eq(allocations, 2);
+  cr_assert_eq(locks, 1);
+}
+
+Test(queue, producer_path_neither_allocates_nor_locks) {
+  q = p2_queue_create(4, sizeof(struct item));
+  cr_assert_not_null(q);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  sigaction(SIGUSR1, &sa, NULL);
+  for (int round = 0; round < 50; round++) {
+    for (int i = 0; i < 10; i++) raise(SIGUSR1); /* fills the queue: the full path too */
+    in_signal_path = 1;
+    produce();
+    in_signal_path = 0;
+    /* the drainer may allocate (a resize) */
+    p2_queue_drain_begin(q);
+    cr_assert_eq(p2_queue_drain_end(q), 0);
+  }
+  cr_assert_eq(calls, 550, "the handler ran");
+  cr_assert_gt(refusals[0], 0, "the full path was taken");
+  cr_assert_gt(refusals[1], 0, "the nested path was taken");
+  cr_assert_eq(refusals[2], 0);
+  struct p2_queue_stats s;
+  p2_queue_stats(q, &s);
+  cr_assert_gt(s.resizes, 0, "the producer's resize requests were applied");
+  cr_assert_gt(s.aborted, 0);
+  cr_assert_eq(allocations, 0, "the producer path allocated %d times", allocations);
+  cr_assert_eq(locks, 0, "the producer path locked %d times", locks);
+  p2_queue_destroy(q);
+}
