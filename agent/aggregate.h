@@ -1,0 +1,53 @@
+/* Samples into the calling-context tree: a record (records.h) becomes a
+ * path of frames, outermost first:
+ *
+ *   [thread root]   with `threads`: "[name tid=N]"
+ *   [marker]        when the walk was not complete: "[error:N message]",
+ *                   "[truncated]", "[stale]"
+ *   frames          oldest to youngest; Java frames named "pkg/Class.method"
+ *                   (with their tier as the frame kind, and their line with
+ *                   `lines`), native frames by symbol
+ *   [state]         wall-clock samples: "[running]", "[sleeping]", ...
+ *
+ * and is added with the sample's weight, unless include/exclude patterns
+ * drop it (counted as filtered).
+ *
+ * Context of every function: Anywhere (not in a signal handler); one
+ * caller at a time (the session's profile lock). */
+#ifndef P2_AGENT_AGGREGATE_H
+#define P2_AGENT_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/cct.h"
+#include "agent/idmap.h"
+#include "agent/options.h"
+#include "agent/records.h"
+
+/* Marker: a sample whose frames were captured but could not be joined to
+ * the live stack at drain time (walk=safepoint). */
+#define P2_REC_STALE 2
+
+struct p2_aggregator {
+  struct p2_cct *cct;
+  const struct p2_options *opt;
+  bool wall;
+  struct p2_idmap java_frames, native_frames, thread_frames, marker_frames;
+  uint8_t *match;       /* per frame id: 0 not yet computed, else 1 | 2 (include) | 4 (exclude) */
+  size_t match_cap;
+  uint32_t *path;
+  size_t path_cap;
+  uint64_t added, filtered, failed;
+};
+
+void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_options *o, bool wall);
+void p2_agg_destroy(struct p2_aggregator *a);
+
+/* Forget the frame caches (the tree was replaced). */
+void p2_agg_reset(struct p2_aggregator *a, struct p2_cct *cct);
+
+/* Add one sample. */
+void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r);
+
+#endif

@@ -1,0 +1,23 @@
+/* The agent's messages: one line each, prefixed "profile2: ", to stderr or
+ * to the file named by the `log` option. Errors are always printed; info
+ * lines are dropped with `quiet`.
+ * Context of every function: Anywhere (not in a signal handler). */
+#ifndef P2_AGENT_LOG_H
+#define P2_AGENT_LOG_H
+
+#include <stdbool.h>
+
+/* Send messages to path (appended), or back to stderr with NULL. Returns 0,
+ * or -1 (messages stay on stderr) with the reason logged. */
+int p2_log_to(const char *path);
+
+/* Drop info lines (errors still go out). */
+void p2_log_quiet(bool quiet);
+
+void p2_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void p2_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Errors printed since start (the tests read it). */
+unsigned long p2_log_errors(void);
+
+#endif

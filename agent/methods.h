@@ -1,0 +1,50 @@
+/* Java methods seen in samples: interned in the signal handler into a
+ * lock-free table (a frame then records a 32-bit slot instead of a Method*),
+ * named and given line tables later, off the signal path.
+ *
+ * A Method* dies with its class. The class-unload handler (registered with
+ * ASGST_RegisterClassUnloadHandler by the session) names the dying methods
+ * that have slots, copies their line tables, and retires the slots (a later
+ * method at the same address gets a new slot). Naming and unloading share a
+ * mutex, so a Method* is never read after its class is gone.
+ *
+ * Synchronization table:
+ *
+ *   operation        | caller                | concurrent with
+ *   -----------------+-----------------------+-------------------------------
+ *   intern           | signal handlers, any  | everything
+ *   name / line      | aggregator, drainer   | intern, each other, unload
+ *   on_class_unload  | JVM service thread    | intern, name / line
+ */
+#ifndef P2_AGENT_METHODS_H
+#define P2_AGENT_METHODS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <profile2.h>
+
+#define P2_METHOD_SLOTS (1u << 18)
+#define P2_METHOD_NONE P2_METHOD_SLOTS /* no slot: table full around the hash, or NULL method */
+
+/* The slot of method, inserting it if new; P2_METHOD_NONE when the table is
+ * full around its hash (counted). Context: AS-Safe, lock-free, bounded. */
+uint32_t p2_methods_intern(ASGST_Method method);
+
+/* "pkg/Class.method" of a slot (named on first call and cached; the
+ * pointer stays valid for the process's life), or NULL for P2_METHOD_NONE.
+ * Context: Anywhere (not in a signal handler). */
+const char *p2_methods_name(uint32_t slot);
+
+/* Source line of bci in the slot's method, 0 if unknown.
+ * Context: Anywhere (not in a signal handler). */
+int32_t p2_methods_line(uint32_t slot, int32_t bci);
+
+/* The class-unload handler to register with ASGST_RegisterClassUnloadHandler.
+ * Context: class-unload handler. */
+void p2_methods_on_class_unload(ASGST_Class klass, ASGST_Method *methods, int count, bool redefined, void *arg);
+
+/* Interning failures (table full) since start. Context: AS-Safe. */
+uint64_t p2_methods_full(void);
+
+#endif

@@ -1,0 +1,37 @@
+/* perf_event_open for sampling: one counter per thread whose overflow sends
+ * the sampling signal to that very thread (F_SETOWN_EX F_OWNER_TID,
+ * F_SETSIG), re-armed from the signal handler. Used by the cpu engine
+ * (software cpu-clock) and the perf engine (named events). */
+#ifndef P2_AGENT_PERF_LINUX_H
+#define P2_AGENT_PERF_LINUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct p2_perf_event {
+  const char *name;
+  uint32_t type;           /* PERF_TYPE_HARDWARE / PERF_TYPE_SOFTWARE */
+  uint64_t config;
+  uint64_t default_period; /* ns for time events, else a count */
+  bool time_based;         /* period in nanoseconds (cpu-clock, task-clock) */
+};
+
+/* The event called name, or NULL. Context: Anywhere. */
+const struct p2_perf_event *p2_perf_lookup(const char *name);
+
+/* Open ev for thread tid with period, delivering sig to tid at each
+ * overflow; enabled at once. Kernel samples are excluded when the kernel
+ * refuses them (perf_event_paranoid >= 2 without CAP_PERFMON). Returns the
+ * fd, or -1 with errno set. Context: Anywhere (not in a signal handler). */
+int p2_perf_open(const struct p2_perf_event *ev, int tid, uint64_t period, int sig);
+
+/* Re-arm fd for one more overflow signal.
+ * Context: AS-Safe (one ioctl). */
+void p2_perf_rearm(int fd);
+
+/* One line saying why perf_event_open failed with err for event name,
+ * naming the kernel setting when that is the reason. Context: Anywhere. */
+void p2_perf_explain(const char *name, int err, char *buf, size_t len);
+
+#endif

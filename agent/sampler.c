@@ -1,0 +1,250 @@
+#include "agent/sampler.h"
+
+#include <errno.h>
+#include <jvmti.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/methods.h"
+#include "agent/perf_linux.h"
+#include "agent/records.h"
+#include "agent/threads.h"
+
+/* Scratch buffers for whole walks: a walk may be `depth` frames (2048 by
+ * default: 32 KiB), too much for the interrupted thread's stack, which may
+ * be close to its guard pages. A handler takes a free one with one CAS;
+ * when all are taken (more handlers at once than buffers) the sample is
+ * dropped and counted. */
+#define NSCRATCH 32
+
+static struct p2_rframe *scratch[NSCRATCH];
+static atomic_int scratch_busy[NSCRATCH];
+static struct p2_sampler_config cfg;
+static p2_sampler_enqueue_fn enqueue_fn;
+static atomic_bool sampling;
+static atomic_int in_handler;
+
+static struct {
+  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, weight;
+  atomic_uint_fast64_t lost[P2_LOST_COUNT];
+  atomic_uint_fast64_t errors[64];
+} st;
+
+static const char *const state_names[P2_STATE_COUNT] = {"unknown", "running", "runnable", "sleeping",
+                                                        "waiting", "blocked", "native"};
+
+const char *p2_thread_state_name(enum p2_thread_state s) {
+  return (unsigned)s < P2_STATE_COUNT ? state_names[s] : "unknown";
+}
+
+bool p2_sampler_complete_end(int code) { return code == 0 || code == PROFILE2_CONTINUATION_BOUNDARY; }
+
+static void count(atomic_uint_fast64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
+
+static void count_error(int code) {
+  int i = code < 0 ? -code : 0;
+  if (i >= 64) i = 63;
+  count(&st.errors[i]);
+}
+
+static uint64_t mono_ns(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts); /* AS-Safe (POSIX) */
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A wall-clock sample's thread state: JVMTI's state for Java threads, and
+ * for runnable or non-Java threads whether the thread used CPU since its
+ * previous sample (more than half the elapsed time: running).
+ * Context: AS-Safe. */
+static enum p2_thread_state thread_state(struct p2_thread *t) {
+  int s = ASGST_ThreadState();
+  if (s > 0) {
+    if (s & JVMTI_THREAD_STATE_IN_NATIVE) return P2_STATE_NATIVE;
+    if (s & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) return P2_STATE_BLOCKED;
+    if (s & JVMTI_THREAD_STATE_SLEEPING) return P2_STATE_SLEEPING;
+    if (s & JVMTI_THREAD_STATE_WAITING) return P2_STATE_WAITING;
+  }
+  if (t == NULL) return P2_STATE_UNKNOWN;
+  uint64_t cpu = mono_ns(CLOCK_THREAD_CPUTIME_ID), wall = mono_ns(CLOCK_MONOTONIC);
+  bool first = t->last_wall_ns == 0;
+  bool busy = first || (cpu - t->last_cpu_ns) * 2 >= wall - t->last_wall_ns;
+  t->last_cpu_ns = cpu;
+  t->last_wall_ns = wall;
+  if (busy) return P2_STATE_RUNNING;
+  return s > 0 ? P2_STATE_RUNNABLE : P2_STATE_SLEEPING;
+}
+
+struct walk {
+  struct p2_rframe *frames;
+  uint32_t n;
+  int error;
+  bool truncated;
+};
+
+/* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
+static void collect(ASGST_Iterator *it, void *arg) {
+  struct walk *w = arg;
+  ASGST_Frame f;
+  int rc = 0;
+  while (w->n < (uint32_t)cfg.depth && (rc = ASGST_NextFrame(it, &f)) == 1) {
+    struct p2_rframe *r = &w->frames[w->n++];
+    r->type = f.type;
+    r->level = (int8_t)f.comp_level;
+    r->bci = f.bci;
+    r->pad = 0;
+    if (f.type == ASGST_FRAME_NON_JAVA)
+      r->id = (uint64_t)(uintptr_t)f.pc;
+    else
+      r->id = p2_methods_intern(f.method);
+  }
+  if (w->n == (uint32_t)cfg.depth)
+    w->truncated = ASGST_State(it) == 1;
+  else
+    w->error = p2_sampler_complete_end(rc) ? 0 : rc;
+}
+
+void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state) {
+  int k = -1;
+  for (int i = 0; i < NSCRATCH; i++) {
+    int idx = (int)(((unsigned)tid + (unsigned)i) % NSCRATCH), zero = 0;
+    if (scratch[idx] != NULL && atomic_compare_exchange_strong(&scratch_busy[idx], &zero, 1)) {
+      k = idx;
+      break;
+    }
+  }
+  if (k < 0) {
+    count(&st.lost[P2_LOST_SCRATCH_BUSY]);
+    return;
+  }
+  struct walk w = {scratch[k], 0, 0, false};
+  int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
+  int kind = ASGST_RunWithIterator(ucontext, opts, collect, &w);
+  if (kind <= 0) {
+    w.n = 0;
+    w.error = kind;
+    if (kind == ASGST_NO_THREAD || kind == ASGST_NO_TOP_JAVA_FRAME) {
+      /* A thread with nothing to show without native frames (cstack=off):
+       * counted, not recorded as a failed walk. */
+      if (!cfg.cstack) {
+        count(&st.lost[P2_LOST_NOT_JAVA]);
+        atomic_store_explicit(&scratch_busy[k], 0, memory_order_release);
+        return;
+      }
+    }
+  }
+  if (w.error != 0) count_error(w.error);
+  if (w.truncated) count(&st.truncated);
+  int slot;
+  struct p2_record *r = p2_records_reserve(w.n, &slot);
+  if (r != NULL) {
+    r->tid = (uint32_t)tid;
+    r->error = (int16_t)w.error;
+    r->state = (uint8_t)state;
+    r->flags = w.truncated ? P2_REC_TRUNCATED : 0;
+    r->weight = weight;
+    r->nframes = w.n;
+    memcpy(r->frames, w.frames, w.n * sizeof w.frames[0]); /* memcpy is AS-Safe */
+    p2_records_commit(r, slot);
+    count(&st.recorded);
+  } else {
+    count(&st.lost[P2_LOST_BUFFER_FULL]);
+  }
+  atomic_store_explicit(&scratch_busy[k], 0, memory_order_release);
+}
+
+/* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
+ * profile2's AS-Safe calls only; errno preserved. */
+static void on_signal(int sig, siginfo_t *si, void *ucontext) {
+  (void)sig;
+  int saved_errno = errno;
+  atomic_fetch_add(&in_handler, 1); /* before the check: see p2_sampler_stop */
+  if (!atomic_load(&sampling)) goto out;
+  if (cfg.perf && si->si_fd > 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN))
+    p2_perf_rearm(si->si_fd);
+  count(&st.signals);
+  int tid = (int)syscall(SYS_gettid);
+  struct p2_thread *t = p2_threads_find(tid);
+  uint64_t weight = 1;
+  if (si->si_code == SI_TIMER && si->si_overrun > 0) weight += (uint64_t)si->si_overrun;
+  enum p2_thread_state state = P2_STATE_UNKNOWN;
+  if (cfg.wall) {
+    uint64_t pending = t != NULL ? atomic_exchange(&t->pending_weight, 0) : 0;
+    weight = pending > 0 ? pending : 1;
+    state = thread_state(t);
+  }
+  atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
+  if (cfg.safepoint && enqueue_fn != NULL) {
+    if (enqueue_fn(t, ucontext, weight, state) > 0) goto out;
+    count(&st.fallback);
+  }
+  p2_sampler_walk_and_record(ucontext, tid, weight, state);
+out:
+  atomic_fetch_sub(&in_handler, 1);
+  errno = saved_errno;
+}
+
+int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_enqueue_fn enqueue) {
+  cfg = *c;
+  enqueue_fn = enqueue;
+  for (int i = 0; i < NSCRATCH; i++) {
+    if (scratch[i] != NULL) continue;
+    /* Sized for the largest depth a session may ask for: handlers of an
+     * earlier session may still hold one. */
+    void *p = mmap(NULL, 65536 * sizeof(struct p2_rframe), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    scratch[i] = p;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  return sigaction(sig, &sa, NULL);
+}
+
+void p2_sampler_start(void) { atomic_store(&sampling, true); }
+
+void p2_sampler_stop(void) {
+  atomic_store(&sampling, false);
+  /* A handler that passed the check before the store is still inside:
+   * wait for it (handlers are bounded; a thread stopped in one by a
+   * debugger is not waited for longer than a second). */
+  struct timespec pause = {0, 200000};
+  for (int i = 0; i < 5000 && atomic_load(&in_handler) != 0; i++) nanosleep(&pause, NULL);
+}
+
+void p2_sampler_stats(struct p2_sampler_stats *o) {
+  memset(o, 0, sizeof *o);
+  o->signals = atomic_load(&st.signals);
+  o->recorded = atomic_load(&st.recorded);
+  o->enqueued = atomic_load(&st.enqueued);
+  o->compressed = atomic_load(&st.compressed);
+  o->fallback = atomic_load(&st.fallback);
+  o->truncated = atomic_load(&st.truncated);
+  o->weight = atomic_load(&st.weight);
+  for (int i = 0; i < P2_LOST_COUNT; i++) o->lost[i] = atomic_load(&st.lost[i]);
+  for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
+}
+
+void p2_sampler_reset_stats(void) {
+  atomic_store(&st.signals, 0);
+  atomic_store(&st.recorded, 0);
+  atomic_store(&st.enqueued, 0);
+  atomic_store(&st.compressed, 0);
+  atomic_store(&st.fallback, 0);
+  atomic_store(&st.truncated, 0);
+  atomic_store(&st.weight, 0);
+  for (int i = 0; i < P2_LOST_COUNT; i++) atomic_store(&st.lost[i], 0);
+  for (int i = 0; i < 64; i++) atomic_store(&st.errors[i], 0);
+}
+
+void p2_sampler_count_enqueued(bool compressed) { count(compressed ? &st.compressed : &st.enqueued); }
+
+void p2_sampler_count_lost(enum p2_lost_reason r) { count(&st.lost[r]); }

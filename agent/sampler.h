@@ -1,0 +1,98 @@
+/* The agent's one signal handler and what it records.
+ *
+ * Every sample goes through on_signal (sampler.c): it finds the thread's
+ * entry, takes the sample's weight (timer overruns, wall ticks), and either
+ *   walk=signal     walks the whole stack with ASGST_RunWithIterator into a
+ *                   scratch buffer and copies it into a record (records.h),
+ *   walk=safepoint  enqueues the top frames with ASGST_Enqueue (compressing
+ *                   into the youngest element when the top is unchanged),
+ *                   falling back to a signal walk when the thread has no
+ *                   queue or the queue is full.
+ * Every outcome is counted: recorded, lost (and why), walk errors by code.
+ */
+#ifndef P2_AGENT_SAMPLER_H
+#define P2_AGENT_SAMPLER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <profile2.h>
+
+enum p2_thread_state {
+  P2_STATE_UNKNOWN = 0,
+  P2_STATE_RUNNING,  /* on a CPU (its CPU time advanced since its last sample) */
+  P2_STATE_RUNNABLE, /* in Java or the VM but not getting CPU */
+  P2_STATE_SLEEPING, /* Thread.sleep, or a native thread not using CPU */
+  P2_STATE_WAITING,  /* Object.wait, LockSupport.park */
+  P2_STATE_BLOCKED,  /* waiting to enter a monitor */
+  P2_STATE_NATIVE,   /* in a native method (JNI) */
+  P2_STATE_COUNT
+};
+
+/* "running", "runnable", ... Context: AS-Safe. */
+const char *p2_thread_state_name(enum p2_thread_state s);
+
+enum p2_lost_reason {
+  P2_LOST_BUFFER_FULL = 0, /* the record arena was full */
+  P2_LOST_SCRATCH_BUSY,    /* every scratch buffer was in use (nested or concurrent handlers) */
+  P2_LOST_NOT_JAVA,        /* a thread without Java frames with cstack=off */
+  P2_LOST_QUEUE,           /* safepoint mode: the element could not be queued nor walked */
+  P2_LOST_COUNT
+};
+
+struct p2_sampler_config {
+  bool wall;         /* weights from pending wall ticks; record thread states */
+  bool safepoint;    /* walk=safepoint */
+  bool cstack;       /* ASGST_INCLUDE_NON_JAVA_FRAMES */
+  bool perf;         /* the engine uses perf counters: re-arm from the handler */
+  int depth;         /* frames kept per sample */
+};
+
+struct p2_sampler_stats {
+  uint64_t signals;       /* handler entries while sampling */
+  uint64_t recorded;      /* records written (signal walks) */
+  uint64_t enqueued;      /* elements queued (safepoint mode) */
+  uint64_t compressed;    /* samples folded into the youngest element */
+  uint64_t fallback;      /* safepoint mode: walked in the handler instead */
+  uint64_t truncated;     /* walks cut at `depth` */
+  uint64_t lost[P2_LOST_COUNT];
+  uint64_t weight;        /* sum of the weights of all signals */
+  uint64_t errors[64];    /* walks that ended with error -i (index i) */
+};
+
+struct p2_thread;
+
+/* walk=safepoint: queue the sample of thread t (NULL if not registered).
+ * Returns > 0 when queued (or folded into the youngest element), <= 0 to
+ * have the handler walk the stack itself. Context: AS-Safe. */
+typedef int (*p2_sampler_enqueue_fn)(struct p2_thread *t, void *ucontext, uint64_t weight,
+                                     enum p2_thread_state state);
+
+/* Set up the scratch buffers (off the signal path) and install the handler
+ * for sig; enqueue is used when c->safepoint. 0, or -1 with errno.
+ * Context: Anywhere. */
+int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_enqueue_fn enqueue);
+
+/* Start / stop recording. stop waits until no handler is inside.
+ * Context: Anywhere. */
+void p2_sampler_start(void);
+void p2_sampler_stop(void);
+
+/* Counters since the last reset. Context: Anywhere. */
+void p2_sampler_stats(struct p2_sampler_stats *out);
+void p2_sampler_reset_stats(void);
+
+/* Walk the interrupted stack in the handler and record it (walk=signal, and
+ * the fallback of walk=safepoint). Context: AS-Safe. */
+void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state);
+
+/* Counters for the safepoint path. Context: AS-Safe. */
+void p2_sampler_count_enqueued(bool compressed);
+void p2_sampler_count_lost(enum p2_lost_reason r);
+
+/* Walk error codes that mean "a complete stack" (a virtual thread's
+ * continuation boundary). Context: AS-Safe. */
+bool p2_sampler_complete_end(int code);
+
+#endif

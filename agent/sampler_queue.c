@@ -1,0 +1,173 @@
+#include "agent/sampler_queue.h"
+
+#include <jni.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <profile2.h>
+
+#include "agent/log.h"
+#include "agent/methods.h"
+#include "agent/records.h"
+#include "agent/threads.h"
+
+/* An element's arg carries the sample: its weight above 4 bits of thread
+ * state. Compression adds weights (same state only). */
+#define STATE_BITS 4
+#define STATE_MASK ((1u << STATE_BITS) - 1)
+#define DEFAULT_QUEUE 64
+#define MAX_QUEUE 4096
+
+static JavaVM *the_vm;
+static struct {
+  atomic_bool active;
+  struct p2_aggregator *agg;
+  pthread_mutex_t *lock;
+  int size, options, depth;
+} sq;
+
+/* Drain-side counters (the signal side counts in the sampler). */
+static atomic_ulong stale, drained, code_gone, errors;
+
+void p2_sampler_queue_set_vm(JavaVM *vm) { the_vm = vm; }
+
+bool p2_sampler_queue_supported(void) { return (ASGST_Capabilities() & ASGST_REGISTER_QUEUE) != 0; }
+
+/* One drained element: its frames into a record, the record into the tree.
+ * Context: queue handler (the drainer, or a thread deregistering). */
+static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
+  uint32_t tid = (uint32_t)(uintptr_t)queue_arg;
+  uintptr_t packed = (uintptr_t)arg;
+  size_t cap = (size_t)sq.depth;
+  struct p2_record *r = malloc(sizeof *r + cap * sizeof r->frames[0]);
+  if (r == NULL) {
+    p2_sampler_count_lost(P2_LOST_QUEUE);
+    return;
+  }
+  memset(r, 0, sizeof *r);
+  r->tid = tid;
+  r->state = (uint8_t)(packed & STATE_MASK);
+  r->weight = packed >> STATE_BITS;
+  ASGST_Frame f;
+  int rc = 0;
+  while (r->nframes < cap && (rc = ASGST_NextFrame(it, &f)) == 1) {
+    struct p2_rframe *x = &r->frames[r->nframes++];
+    x->type = f.type;
+    x->level = (int8_t)f.comp_level;
+    x->bci = f.bci;
+    x->id = f.type == ASGST_FRAME_NON_JAVA ? (uint64_t)(uintptr_t)f.pc : p2_methods_intern(f.method);
+  }
+  if (r->nframes == cap) {
+    if (ASGST_State(it) == 1) r->flags |= P2_REC_TRUNCATED;
+  } else if (rc == PROFILE2_STALE_ELEMENT) {
+    r->flags |= P2_REC_STALE;
+    atomic_fetch_add(&stale, 1);
+  } else if (rc != 0 && rc != PROFILE2_CONTINUATION_BOUNDARY) {
+    r->error = (int16_t)rc;
+    atomic_fetch_add(rc == PROFILE2_CODE_GONE ? &code_gone : &errors, 1);
+  }
+  atomic_fetch_add(&drained, 1);
+  if (r->weight == 0) r->weight = 1;
+  pthread_mutex_lock(sq.lock);
+  p2_agg_record(sq.agg, r);
+  pthread_mutex_unlock(sq.lock);
+  free(r);
+}
+
+/* Before a queue's elements are processed: grow a queue that overflowed
+ * since the last drain, shrink one that stays mostly empty (capacity is
+ * memory held per thread). Context: queue handler. */
+static void on_start(ASGST_Queue *q, ASGST_Iterator *it, void *arg) {
+  (void)it, (void)arg;
+  ASGST_QueueSizeInfo info = ASGST_GetQueueSizeInfo(q);
+  if (info.attempts > info.capacity && info.capacity < MAX_QUEUE)
+    ASGST_ResizeQueue(q, info.capacity * 2 < MAX_QUEUE ? info.capacity * 2 : MAX_QUEUE);
+  else if (info.attempts * 8 < info.capacity && info.capacity > sq.size)
+    ASGST_ResizeQueue(q, info.capacity / 2 > sq.size ? info.capacity / 2 : sq.size);
+}
+
+static void attach_queue(struct p2_thread *t, ASGST_Queue *q) {
+  ASGST_SetOnQueueProcessingStart(q, 0, false, on_start, NULL);
+  atomic_store(&t->queue, q);
+}
+
+int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg, pthread_mutex_t *lock,
+                           char *err, size_t errlen) {
+  (void)err, (void)errlen;
+  sq.agg = agg;
+  sq.lock = lock;
+  sq.size = o->queue_size > 0 ? o->queue_size : DEFAULT_QUEUE;
+  sq.depth = o->depth;
+  sq.options = (o->cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0) |
+               (o->capture >= 0 ? PROFILE2_QUEUE_CAPTURE(o->capture) : 0);
+  atomic_store(&sq.active, true);
+  return 0;
+}
+
+static void detach(struct p2_thread *t, void *arg) {
+  (void)arg;
+  ASGST_Queue *q = atomic_exchange(&t->queue, NULL);
+  /* Deregistration processes what is queued (suspending the thread for
+   * it), so nothing already sampled is lost. */
+  if (q != NULL) ASGST_DeregisterQueue(NULL, q);
+}
+
+void p2_sampler_queue_stop(void) {
+  if (!atomic_load(&sq.active)) return;
+  p2_threads_each_locked(detach, NULL);
+  atomic_store(&sq.active, false);
+}
+
+void p2_sampler_queue_thread_start(struct p2_thread *t) {
+  if (!atomic_load(&sq.active) || atomic_load(&t->queue) != NULL) return;
+  void *arg = (void *)(uintptr_t)atomic_load(&t->tid);
+  ASGST_Queue *q = NULL;
+  JNIEnv *env = NULL;
+  int tid = atomic_load(&t->tid);
+  if (tid == (int)gettid()) {
+    q = ASGST_RegisterQueue(NULL, sq.size, sq.options, on_element, arg);
+  } else if (t->jthread != NULL && the_vm != NULL &&
+             (*the_vm)->GetEnv(the_vm, (void **)&env, JNI_VERSION_1_6) == JNI_OK) {
+    q = profile2_register_queue_for_thread(env, (jobject)t->jthread, sq.size, sq.options, on_element, arg);
+  }
+  if (q != NULL) attach_queue(t, q);
+}
+
+void p2_sampler_queue_thread_end(struct p2_thread *t) { detach(t, NULL); }
+
+int p2_sampler_queue_enqueue(struct p2_thread *t, void *ucontext, uint64_t weight,
+                             enum p2_thread_state state) {
+  ASGST_Queue *q = t != NULL ? atomic_load(&t->queue) : NULL;
+  if (q == NULL) return 0; /* not a Java thread with a queue: walk in the handler */
+  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1);
+  if (last != NULL) {
+    ASGST_QueueElement cur;
+    uintptr_t prev = __atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED);
+    if (ASGST_GetEnqueuableElement(ucontext, &cur) > 0 && cur.pc == last->pc && cur.sp == last->sp &&
+        cur.fp == last->fp && (prev & STATE_MASK) == (uintptr_t)state) {
+      /* The same top frame as the youngest element: the same stack. Fold
+       * this sample's weight into it instead of queueing another. */
+      __atomic_store_n((uintptr_t *)&last->arg, prev + ((uintptr_t)weight << STATE_BITS), __ATOMIC_RELEASE);
+      p2_sampler_count_enqueued(true);
+      return 1;
+    }
+  }
+  int rc = ASGST_Enqueue(q, ucontext, (void *)(((uintptr_t)weight << STATE_BITS) | (uintptr_t)state));
+  if (rc > 0) {
+    p2_sampler_count_enqueued(false);
+    return 1;
+  }
+  /* Full queue, nested signal, or no Java frame on top: the handler walks
+   * the stack itself (counted as a fallback). */
+  return 0;
+}
+
+void p2_sampler_queue_stats(unsigned long *out_drained, unsigned long *out_stale,
+                            unsigned long *out_code_gone, unsigned long *out_errors) {
+  *out_drained = atomic_load(&drained);
+  *out_stale = atomic_load(&stale);
+  *out_code_gone = atomic_load(&code_gone);
+  *out_errors = atomic_load(&errors);
+}

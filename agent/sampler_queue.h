@@ -1,0 +1,52 @@
+/* walk=safepoint on the agent's side: a safepoint queue per Java thread
+ * (ASGST_RegisterQueue at ThreadStart, profile2_register_queue_for_thread
+ * for threads that existed before the session), ASGST_Enqueue from the
+ * signal handler with compression (a sample whose top frame equals the
+ * youngest element's only adds its weight to that element), and the queue
+ * handler that turns each drained element's stack into a record for the
+ * aggregator. Queues grow and shrink with their load (ASGST_ResizeQueue
+ * from the processing-start handler, from ASGST_GetQueueSizeInfo). */
+#ifndef P2_AGENT_SAMPLER_QUEUE_H
+#define P2_AGENT_SAMPLER_QUEUE_H
+
+#include <jni.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/aggregate.h"
+#include "agent/options.h"
+#include "agent/sampler.h"
+#include "agent/threads.h"
+
+/* The JVM, for the JNIEnv that queue registration of other threads needs.
+ * Context: Anywhere. */
+void p2_sampler_queue_set_vm(JavaVM *vm);
+
+/* Whether the library offers queues in this process. Context: Anywhere. */
+bool p2_sampler_queue_supported(void);
+
+/* Session start / stop. agg and lock: where drained samples go (added
+ * under lock). stop deregisters every queue (pending elements are drained
+ * first). 0 or -1 with err. Context: Anywhere. */
+int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg, pthread_mutex_t *lock, char *err,
+                           size_t errlen);
+void p2_sampler_queue_stop(void);
+
+/* Give a Java thread a queue / take it away. Registry mutex held.
+ * Context: Anywhere. */
+void p2_sampler_queue_thread_start(struct p2_thread *t);
+void p2_sampler_queue_thread_end(struct p2_thread *t);
+
+/* Drain-side outcomes since start: elements processed, stale ones (captured
+ * frames only), ones whose code was freed, other walk errors.
+ * Context: Anywhere. */
+void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsigned long *code_gone,
+                            unsigned long *errors);
+
+/* The sampler's enqueue function (p2_sampler_enqueue_fn).
+ * Context: AS-Safe. */
+int p2_sampler_queue_enqueue(struct p2_thread *t, void *ucontext, uint64_t weight, enum p2_thread_state state);
+
+#endif

@@ -1,0 +1,627 @@
+#include "agent/session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <profile2.h>
+
+#include "agent/aggregate.h"
+#include "agent/cct.h"
+#include "agent/engine.h"
+#include "agent/log.h"
+#include "agent/methods.h"
+#include "agent/output.h"
+#include "agent/records.h"
+#include "agent/sampler.h"
+#include "agent/sampler_queue.h"
+#include "agent/threads.h"
+
+/* Record arenas: 2 x 4M words (32 MiB each, touched only as samples
+ * arrive). At 1,000 samples/s of 60 frames (~1 KiB each) and a collect
+ * every AGGREGATE_MS, an arena holds many seconds of samples. */
+#define ARENA_WORDS (4u << 20)
+#define AGGREGATE_MS 50
+#define RESCAN_MS 200
+
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER; /* commands, thread events */
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER; /* the tree and the aggregator */
+
+static struct {
+  bool running;
+  bool paused;
+  bool have_profile; /* a tree exists (running, or stopped and not yet replaced) */
+  bool java;
+  struct p2_options opt;
+  const struct p2_engine *engine;
+  struct p2_engine_config ecfg;
+  struct p2_cct cct;
+  struct p2_aggregator agg;
+  pthread_t aggregator;
+  atomic_bool aggregator_run;
+  uint64_t start_realtime_ns, start_mono_ns, stop_mono_ns;
+  unsigned long thread_errors; /* per-thread engine set-ups that failed */
+  uint64_t carried_samples;    /* samples of a native session this one took over */
+  char first_thread_error[256];
+} s;
+
+static bool initialized; /* registry and records set up once */
+
+static void stop_locked(void);
+
+static uint64_t clock_ns(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- threads --------------------------------------------------------------- */
+
+/* Give a registered thread its engine state. Registry mutex held. */
+static void engine_thread_start(struct p2_thread *t) {
+  char err[256];
+  if (!s.running || s.engine->thread_start == NULL || t->perf_fd >= 0 || t->has_timer) return;
+  if (s.engine->thread_start(t, err, sizeof err) != 0) {
+    if (s.thread_errors++ == 0) {
+      snprintf(s.first_thread_error, sizeof s.first_thread_error, "%s", err);
+      p2_log_error("%s (the thread is not sampled; further failures are counted)", err);
+    }
+  }
+}
+
+static void engine_thread_stop(struct p2_thread *t, void *arg) {
+  (void)arg;
+  if (s.engine != NULL && s.engine->thread_stop != NULL) s.engine->thread_stop(t);
+}
+
+bool p2_session_thread_start(int tid, const char *name, bool java, void *jthread) {
+  bool created, kept = false;
+  if (!initialized) return false;
+  struct p2_thread *t = p2_threads_add_locked(tid, java, name, 0, &created);
+  if (t != NULL) {
+    if (created) t->start_ticks = p2_threads_start_ticks(tid);
+    if (t->jthread == NULL && jthread != NULL) {
+      t->jthread = jthread;
+      kept = true;
+    }
+    engine_thread_start(t);
+    if (s.running && s.opt.walk == P2_WALK_SAFEPOINT && t->java) p2_sampler_queue_thread_start(t);
+  }
+  p2_threads_unlock();
+  return kept;
+}
+
+/* Remove tid (registry mutex taken here). Returns its thread reference. */
+static void *thread_end(int tid) {
+  void *ref = NULL;
+  struct p2_thread *t = p2_threads_remove_locked(tid);
+  if (t != NULL) {
+    engine_thread_stop(t, NULL);
+    p2_sampler_queue_thread_end(t);
+    ref = t->jthread;
+    t->jthread = NULL;
+  }
+  p2_threads_unlock();
+  return ref;
+}
+
+void *p2_session_thread_end(int tid) {
+  if (!initialized) return NULL;
+  /* Serialized with start, which uses the thread references. */
+  pthread_mutex_lock(&session_lock);
+  void *ref = thread_end(tid);
+  pthread_mutex_unlock(&session_lock);
+  return ref;
+}
+
+/* Bring the registry in line with /proc/self/task: tasks the JVMTI events
+ * did not report (JVM-internal threads, native threads of the program, a
+ * process without a JVM) are added, tasks that are gone are removed. */
+static void rescan(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (d == NULL) return;
+  size_t cap = 256, n = 0;
+  int *tids = malloc(cap * sizeof *tids);
+  struct dirent *e;
+  while (tids != NULL && (e = readdir(d)) != NULL) {
+    int tid = atoi(e->d_name);
+    if (tid <= 0) continue;
+    if (n == cap) {
+      int *bigger = realloc(tids, cap * 2 * sizeof *tids);
+      if (bigger == NULL) break;
+      tids = bigger;
+      cap *= 2;
+    }
+    tids[n++] = tid;
+  }
+  closedir(d);
+  if (tids == NULL) return;
+  for (size_t i = 0; i < n; i++) {
+    if (p2_threads_find(tids[i]) != NULL) continue;
+    char comm[64];
+    p2_threads_comm(tids[i], comm, sizeof comm);
+    bool created;
+    struct p2_thread *t =
+        p2_threads_add_locked(tids[i], false, comm, p2_threads_start_ticks(tids[i]), &created);
+    if (t != NULL) engine_thread_start(t);
+    p2_threads_unlock();
+  }
+  /* Entries whose task is gone: threads that end without a ThreadEnd
+   * (native threads, or any thread under LD_PRELOAD without a JVM). Java
+   * threads leave at ThreadEnd, which also releases their references. */
+  size_t live = p2_threads_live_tids(NULL, 0, false);
+  int *known = malloc((live + 1) * sizeof *known);
+  if (known != NULL) {
+    live = p2_threads_live_tids(known, live + 1, false);
+    for (size_t i = 0; i < live; i++) {
+      bool found = false;
+      for (size_t j = 0; j < n && !found; j++) found = tids[j] == known[i];
+      struct p2_thread *t = found ? NULL : p2_threads_find(known[i]);
+      if (t != NULL && !t->java) thread_end(known[i]);
+    }
+    free(known);
+  }
+  free(tids);
+}
+
+/* --- aggregation ------------------------------------------------------------- */
+
+static void add_record(const struct p2_record *r, void *arg) {
+  (void)arg;
+  p2_agg_record(&s.agg, r);
+}
+
+/* Move what the handlers recorded into the tree. Caller holds profile_lock. */
+static void collect(void) {
+  for (int i = 0; i < 4 && p2_records_collect(add_record, NULL) > 0; i++) {
+  }
+}
+
+static void *shutdown_main(void *arg) {
+  (void)arg;
+  p2_session_shutdown();
+  return NULL;
+}
+
+static void *aggregator_main(void *arg) {
+  (void)arg;
+  uint64_t last_rescan = 0;
+  while (atomic_load(&s.aggregator_run)) {
+    struct timespec pause = {0, AGGREGATE_MS * 1000000L};
+    nanosleep(&pause, NULL);
+    pthread_mutex_lock(&profile_lock);
+    collect();
+    pthread_mutex_unlock(&profile_lock);
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now - last_rescan >= RESCAN_MS * 1000000ull) {
+      last_rescan = now;
+      profile2_refresh_native_modules();
+      bool per_thread = s.engine->thread_start != NULL;
+      if (per_thread || !s.java) rescan();
+    }
+    if (s.opt.duration_ns != 0 && now - s.start_mono_ns >= s.opt.duration_ns) {
+      /* Stopping joins this thread: hand it to a detached helper. */
+      pthread_t t;
+      if (pthread_create(&t, NULL, shutdown_main, NULL) == 0) pthread_detach(t);
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* --- output -------------------------------------------------------------------- */
+
+static void add_stat(struct p2_output_stat *st, size_t *n, size_t max, const char *label, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+static void add_stat(struct p2_output_stat *st, size_t *n, size_t max, const char *label, const char *fmt,
+                     ...) {
+  if (*n >= max) return;
+  va_list ap;
+  va_start(ap, fmt);
+  st[*n].label = label;
+  vsnprintf(st[*n].value, sizeof st[*n].value, fmt, ap);
+  va_end(ap);
+  (*n)++;
+}
+
+static const char *const lost_names[P2_LOST_COUNT] = {"buffer full", "scratch busy", "not Java (cstack=off)",
+                                                      "queue"};
+
+/* Summary lines for the text output and the log. */
+static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_sampler_stats *ss) {
+  size_t n = 0;
+  char buf[256];
+  uint64_t end = s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns;
+  double secs = (double)(end - s.start_mono_ns) / 1e9;
+  p2_options_describe(&s.opt, buf, sizeof buf);
+  add_stat(st, &n, max, "options", "%s", buf);
+  s.engine->describe(buf, sizeof buf);
+  add_stat(st, &n, max, "engine", "%s", buf);
+  add_stat(st, &n, max, "duration", "%.3f s", secs);
+  add_stat(st, &n, max, "samples", "%llu signals handled, weight %llu (%.1f samples/s)",
+           (unsigned long long)ss->signals, (unsigned long long)ss->weight,
+           secs > 0 ? (double)ss->signals / secs : 0);
+  if (p2_engine_interval_is_time(s.opt.event, s.opt.event_name))
+    add_stat(st, &n, max, "sampled time", "%.3f s (weight x interval)",
+             (double)ss->weight * (double)s.ecfg.interval / 1e9);
+  add_stat(st, &n, max, "in the profile", "%llu samples, %llu filtered out by include/exclude",
+           (unsigned long long)(s.agg.added + s.carried_samples), (unsigned long long)s.agg.filtered);
+  if (s.carried_samples)
+    add_stat(st, &n, max, "before the JVM", "%llu native samples taken before the JVM started",
+             (unsigned long long)s.carried_samples);
+  if (s.opt.walk == P2_WALK_SAFEPOINT) {
+    unsigned long drained, stale, gone, errs;
+    p2_sampler_queue_stats(&drained, &stale, &gone, &errs);
+    add_stat(st, &n, max, "safepoint walks",
+             "%llu queued (%llu more folded into them), %llu walked in the handler (no room or no queue); "
+             "%lu drained: %lu stale (under [stale]), %lu with freed code",
+             (unsigned long long)ss->enqueued, (unsigned long long)ss->compressed,
+             (unsigned long long)ss->fallback, drained, stale, gone);
+  }
+  unsigned long long lost = s.agg.failed;
+  for (int i = 0; i < P2_LOST_COUNT; i++) lost += ss->lost[i];
+  char lb[160] = "";
+  size_t at = 0;
+  for (int i = 0; i < P2_LOST_COUNT; i++)
+    if (ss->lost[i] && at < sizeof lb)
+      at += (size_t)snprintf(lb + at, sizeof lb - at, "%s%s %llu", at ? ", " : "", lost_names[i],
+                             (unsigned long long)ss->lost[i]);
+  if (s.agg.failed && at < sizeof lb)
+    at += (size_t)snprintf(lb + at, sizeof lb - at, "%sout of memory %llu", at ? ", " : "",
+                           (unsigned long long)s.agg.failed);
+  add_stat(st, &n, max, "lost", "%llu%s%s%s", lost, at ? " (" : "", lb, at ? ")" : "");
+  unsigned long long errs = 0;
+  at = 0;
+  lb[0] = '\0';
+  for (int i = 1; i < 64; i++)
+    if (ss->errors[i]) {
+      errs += ss->errors[i];
+      if (at < sizeof lb)
+        at += (size_t)snprintf(lb + at, sizeof lb - at, "%s%d %s: %llu", at ? ", " : "", -i,
+                               profile2_strerror(-i), (unsigned long long)ss->errors[i]);
+    }
+  add_stat(st, &n, max, "incomplete walks", "%llu%s%s%s (shown under [error:...] frames)", errs,
+           at ? " (" : "", lb, at ? ")" : "");
+  if (ss->truncated)
+    add_stat(st, &n, max, "truncated", "%llu walks deeper than depth=%d", (unsigned long long)ss->truncated,
+             s.opt.depth);
+  if (s.thread_errors)
+    add_stat(st, &n, max, "threads not sampled", "%lu (%s)", s.thread_errors, s.first_thread_error);
+  if (p2_methods_full())
+    add_stat(st, &n, max, "methods unnamed", "%llu frames (method table full)",
+             (unsigned long long)p2_methods_full());
+  return n;
+}
+
+/* Write the files; caller holds session_lock. */
+static int write_files(char *const *files, int nfiles, char *err, size_t errlen, bool log_summary) {
+  struct p2_sampler_stats ss;
+  struct p2_output_stat stats[24];
+  int rc = 0;
+  pthread_mutex_lock(&profile_lock);
+  collect();
+  p2_sampler_stats(&ss);
+  size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
+  p2_cct_totals(&s.cct);
+  char title[256];
+  snprintf(title, sizeof title, "profile2 %s profile of pid %d", s.opt.event_name, (int)getpid());
+  bool time = p2_engine_interval_is_time(s.opt.event, s.opt.event_name);
+  struct p2_output_meta meta = {
+      .title = title,
+      .event = s.opt.event_name,
+      .unit = time ? "nanoseconds" : "count",
+      .interval = s.ecfg.interval,
+      .start_ns = s.start_realtime_ns,
+      .duration_ns = (s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns) - s.start_mono_ns,
+      .tiers = s.opt.tiers,
+      .lines = s.opt.lines,
+      .stats = stats,
+      .nstats = nstats,
+  };
+  char written[1024] = "";
+  size_t at = 0;
+  for (int i = 0; i < nfiles; i++) {
+    char *path = p2_options_expand_path(files[i], (int)getpid(), (int64_t)(s.start_realtime_ns / 1000000000));
+    char e[512];
+    enum p2_output_format f = path != NULL ? p2_output_format_for_path(path) : P2_OUT_UNKNOWN;
+    if (path == NULL) {
+      snprintf(e, sizeof e, "file=%s: out of memory", files[i]);
+    } else if (f == P2_OUT_UNKNOWN) {
+      snprintf(e, sizeof e, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)", path);
+    } else if (p2_output_write(&s.cct, &meta, f, path, e, sizeof e) == 0) {
+      if (at < sizeof written)
+        at += (size_t)snprintf(written + at, sizeof written - at, "%s%s", at ? ", " : "", path);
+      free(path);
+      continue;
+    }
+    p2_log_error("%s", e);
+    if (rc == 0) snprintf(err, errlen, "%s", e);
+    rc = -1;
+    free(path);
+  }
+  pthread_mutex_unlock(&profile_lock);
+  if (log_summary) {
+    char line[2048];
+    size_t k = 0;
+    for (size_t i = 0; i < nstats && k < sizeof line; i++)
+      k += (size_t)snprintf(line + k, sizeof line - k, "%s%s: %s", i ? "; " : "", stats[i].label,
+                            stats[i].value);
+    p2_log_info("%s", line);
+  }
+  if (at > 0) p2_log_info("wrote %s", written);
+  return rc;
+}
+
+/* --- commands --------------------------------------------------------------------- */
+
+static int setup_once(char *err, size_t errlen) {
+  if (initialized) return 0;
+  if (p2_threads_init() != 0) {
+    snprintf(err, errlen, "cannot map the thread table: %s", strerror(errno));
+    return -1;
+  }
+  initialized = true;
+  return 0;
+}
+
+/* Safepoint walks need the library's queues. */
+static bool walk_safepoint_possible(bool java) {
+  return java && (ASGST_Capabilities() & ASGST_REGISTER_QUEUE) && p2_sampler_queue_supported();
+}
+
+static void start_engine_on_thread(struct p2_thread *t, void *arg) {
+  (void)arg;
+  engine_thread_start(t);
+  if (s.opt.walk == P2_WALK_SAFEPOINT && t->java) p2_sampler_queue_thread_start(t);
+}
+
+int p2_session_start(const struct p2_options *o, bool java, char *err, size_t errlen) {
+  pthread_mutex_lock(&session_lock);
+  int rc = -1;
+  struct p2_cct carry;
+  bool have_carry = false;
+  if (s.running && s.paused && !s.java && java) {
+    /* LD_PRELOAD: the JVM is up; the native session's profile carries
+     * over into the Java session. */
+    stop_locked();
+    carry = s.cct;
+    have_carry = true;
+    s.carried_samples = s.agg.added;
+    p2_agg_destroy(&s.agg);
+    p2_options_free(&s.opt);
+    s.have_profile = false;
+    pthread_mutex_lock(&profile_lock);
+    p2_records_destroy();
+    pthread_mutex_unlock(&profile_lock);
+  } else if (s.running) {
+    snprintf(err, errlen, "a session is already running (stop it first, or dump)");
+    goto out;
+  } else {
+    s.carried_samples = 0;
+  }
+  if (setup_once(err, errlen) != 0) goto out;
+  struct p2_options opt;
+  if (p2_options_copy(&opt, o) != 0) {
+    snprintf(err, errlen, "out of memory");
+    goto out;
+  }
+  bool time = p2_engine_interval_is_time(opt.event, opt.event_name);
+  if (!time && opt.interval_has_unit) {
+    snprintf(err, errlen, "interval: event=%s counts events; give a plain number (e.g. interval=1000000)",
+             opt.event_name);
+    p2_options_free(&opt);
+    goto out;
+  }
+  if (!opt.interval_set) opt.interval_ns = p2_engine_default_interval(opt.event, opt.event_name);
+  if (time && opt.interval_ns < 10000) {
+    /* in the unit the value was most likely given in */
+    unsigned long long v = opt.interval_ns;
+    const char *unit = v != 0 && v % 1000 == 0 ? "us" : "ns";
+    snprintf(err, errlen, "interval=%llu%s: shorter than 10us would spend more time sampling than running",
+             v != 0 && v % 1000 == 0 ? v / 1000 : v, unit);
+    p2_options_free(&opt);
+    goto out;
+  }
+  if (opt.walk == P2_WALK_SAFEPOINT && !walk_safepoint_possible(java)) {
+    snprintf(err, errlen, "walk=safepoint: %s",
+             java ? "this JVM does not support safepoint queues (ASGST_REGISTER_QUEUE)" : "needs a JVM");
+    p2_options_free(&opt);
+    goto out;
+  }
+  /* Signal walks by default: no thread is ever suspended and every sample
+   * is complete when taken; a safepoint walk suspends each sampled thread
+   * once per drain (docs/agent.md, "Walks"). */
+  if (opt.walk == P2_WALK_DEFAULT) opt.walk = P2_WALK_SIGNAL;
+  if (opt.nfiles == 0) {
+    opt.files[0] = strdup("profile2-%p.html");
+    if (opt.files[0] != NULL) opt.nfiles = 1;
+  }
+  for (int i = 0; i < opt.nfiles; i++) {
+    char *path = p2_options_expand_path(opt.files[i], (int)getpid(), 0);
+    enum p2_output_format f = path != NULL ? p2_output_format_for_path(path) : P2_OUT_UNKNOWN;
+    free(path);
+    if (f == P2_OUT_UNKNOWN) {
+      snprintf(err, errlen, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
+               opt.files[i]);
+      p2_options_free(&opt);
+      goto out;
+    }
+  }
+  if (p2_records_init(ARENA_WORDS) != 0) {
+    snprintf(err, errlen, "cannot map the sample buffers: %s", strerror(errno));
+    p2_options_free(&opt);
+    goto out;
+  }
+  if (s.have_profile) {
+    p2_agg_destroy(&s.agg);
+    p2_cct_destroy(&s.cct);
+    p2_options_free(&s.opt);
+    s.have_profile = false;
+  }
+  s.opt = opt;
+  s.java = java;
+  if (p2_cct_init(&s.cct) != 0) {
+    snprintf(err, errlen, "out of memory");
+    p2_records_destroy();
+    goto out;
+  }
+  p2_agg_init(&s.agg, &s.cct, &s.opt, s.opt.event == P2_EVENT_WALL);
+  s.have_profile = true;
+  if (have_carry) {
+    if (p2_cct_merge(&s.cct, &carry) != 0)
+      p2_log_error("out of memory: the samples taken before the JVM started are lost");
+    p2_cct_destroy(&carry);
+    have_carry = false;
+  }
+  s.thread_errors = 0;
+  s.engine = p2_engine_for(s.opt.event);
+  s.ecfg = (struct p2_engine_config){s.opt.event_name, s.opt.interval_ns, s.opt.signal, java};
+  struct p2_sampler_config scfg = {
+      .wall = s.opt.event == P2_EVENT_WALL,
+      .safepoint = s.opt.walk == P2_WALK_SAFEPOINT,
+      .cstack = s.opt.cstack,
+      .perf = s.opt.event == P2_EVENT_PERF || s.opt.event == P2_EVENT_CPU,
+      .depth = s.opt.depth,
+  };
+  p2_sampler_reset_stats();
+  if (p2_sampler_install(s.opt.signal, &scfg, scfg.safepoint ? p2_sampler_queue_enqueue : NULL) != 0) {
+    snprintf(err, errlen, "signal=%d: cannot install the handler: %s", s.opt.signal, strerror(errno));
+    p2_records_destroy();
+    goto out;
+  }
+  if (scfg.safepoint && p2_sampler_queue_start(&s.opt, &s.agg, &profile_lock, err, errlen) != 0) {
+    p2_records_destroy();
+    goto out;
+  }
+  s.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  s.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  p2_sampler_start();
+  if (s.engine->start(&s.ecfg, err, errlen) != 0) {
+    p2_sampler_stop();
+    if (scfg.safepoint) p2_sampler_queue_stop();
+    p2_records_destroy();
+    goto out;
+  }
+  s.running = true;
+  if (s.engine->thread_start != NULL || !java) rescan();
+  p2_threads_each_locked(start_engine_on_thread, NULL);
+  atomic_store(&s.aggregator_run, true);
+  if (pthread_create(&s.aggregator, NULL, aggregator_main, NULL) != 0) {
+    snprintf(err, errlen, "cannot start the aggregator thread");
+    atomic_store(&s.aggregator_run, false);
+    s.engine->stop();
+    p2_threads_each_locked(engine_thread_stop, NULL);
+    p2_sampler_stop();
+    if (scfg.safepoint) p2_sampler_queue_stop();
+    s.running = false;
+    goto out;
+  }
+  char desc[256], how[256];
+  p2_options_describe(&s.opt, desc, sizeof desc);
+  s.engine->describe(how, sizeof how);
+  p2_log_info("profiling started: %s (%s)", desc, how);
+  s.paused = false;
+  rc = 0;
+out:
+  if (have_carry) p2_cct_destroy(&carry);
+  pthread_mutex_unlock(&session_lock);
+  return rc;
+}
+
+void p2_session_pause(void) {
+  pthread_mutex_lock(&session_lock);
+  if (s.running && !s.paused) {
+    p2_sampler_stop();
+    s.paused = true;
+  }
+  pthread_mutex_unlock(&session_lock);
+}
+
+void p2_session_resume(void) {
+  pthread_mutex_lock(&session_lock);
+  if (s.running && s.paused) {
+    p2_sampler_start();
+    s.paused = false;
+  }
+  pthread_mutex_unlock(&session_lock);
+}
+
+/* Caller holds session_lock and s.running. */
+static void stop_locked(void) {
+  s.engine->stop();
+  p2_threads_each_locked(engine_thread_stop, NULL);
+  atomic_store(&s.aggregator_run, false);
+  if (!pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
+  if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */
+  p2_sampler_stop();
+  s.stop_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  s.running = false;
+}
+
+int p2_session_stop(char *err, size_t errlen) {
+  pthread_mutex_lock(&session_lock);
+  int rc = -1;
+  if (!s.running) {
+    snprintf(err, errlen, "no session is running");
+  } else {
+    stop_locked();
+    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, true);
+    pthread_mutex_lock(&profile_lock);
+    p2_records_destroy();
+    pthread_mutex_unlock(&profile_lock);
+  }
+  pthread_mutex_unlock(&session_lock);
+  return rc;
+}
+
+void p2_session_shutdown(void) {
+  char err[512];
+  pthread_mutex_lock(&session_lock);
+  bool running = s.running;
+  pthread_mutex_unlock(&session_lock);
+  if (running) p2_session_stop(err, sizeof err);
+}
+
+int p2_session_dump(char *const *files, int nfiles, char *err, size_t errlen) {
+  pthread_mutex_lock(&session_lock);
+  int rc = -1;
+  if (!s.have_profile)
+    snprintf(err, errlen, "nothing to dump: no session has run");
+  else if (files != NULL && nfiles > 0)
+    rc = write_files(files, nfiles, err, errlen, false);
+  else
+    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, false);
+  pthread_mutex_unlock(&session_lock);
+  return rc;
+}
+
+bool p2_session_running(void) {
+  pthread_mutex_lock(&session_lock);
+  bool r = s.running;
+  pthread_mutex_unlock(&session_lock);
+  return r;
+}
+
+void p2_session_status(char *buf, size_t len) {
+  pthread_mutex_lock(&session_lock);
+  if (!s.have_profile) {
+    snprintf(buf, len, "idle: no session has run");
+  } else {
+    struct p2_sampler_stats ss;
+    p2_sampler_stats(&ss);
+    char desc[256];
+    p2_options_describe(&s.opt, desc, sizeof desc);
+    snprintf(buf, len, "%s: %s; %llu samples", s.running ? "running" : "stopped", desc,
+             (unsigned long long)ss.signals);
+  }
+  pthread_mutex_unlock(&session_lock);
+}

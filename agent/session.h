@@ -1,0 +1,60 @@
+/* A profiling session: from `start` to `stop`. It owns the engine, the
+ * sampler, the aggregator thread and the profile (a calling-context tree),
+ * and writes the output files at `dump` and `stop`.
+ *
+ * The thread registry outlives sessions: the JVMTI glue (agent.c) and the
+ * LD_PRELOAD glue report threads as they start and end whether a session
+ * runs or not, so a later `start` knows which threads are Java threads.
+ *
+ * Context of every function: Anywhere (not in a signal handler); they
+ * serialize on the session mutex. */
+#ifndef P2_AGENT_SESSION_H
+#define P2_AGENT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "agent/options.h"
+
+/* Start a session with options o (copied). java: a JVM is running and
+ * profile2 supports it (Java frames, queues); otherwise native frames only.
+ * 0, or -1 with one line in err (nothing started). */
+int p2_session_start(const struct p2_options *o, bool java, char *err, size_t errlen);
+
+/* Stop sampling, write the output files, log the summary. 0, or -1 with the
+ * first failure in err (the profile stays in memory: a later dump can
+ * retry). -1 with a message if no session runs. */
+int p2_session_stop(char *err, size_t errlen);
+
+/* Write the output files of the running (or last stopped) session without
+ * stopping it. 0 or -1 with err. files (if non-NULL and nfiles > 0)
+ * overrides the session's file= list for this dump. */
+int p2_session_dump(char *const *files, int nfiles, char *err, size_t errlen);
+
+/* One line: running or not, event, samples so far. */
+void p2_session_status(char *buf, size_t len);
+
+bool p2_session_running(void);
+
+/* A thread started (called on that thread, or for threads found at
+ * attach). name may be NULL. jthread: a JNI global reference to its
+ * java.lang.Thread (Java threads), or NULL; returns true if the registry
+ * kept it (else the caller deletes it). */
+bool p2_session_thread_start(int tid, const char *name, bool java, void *jthread);
+
+/* A thread ended (called on that thread). Returns the global reference
+ * given at start, for the caller to delete, or NULL. */
+void *p2_session_thread_end(int tid);
+
+/* Pause / resume sampling of the running session (handlers return at
+ * once while paused). Under LD_PRELOAD the native session pauses while the
+ * JVM starts; a Java session started while a native one is paused takes
+ * over its profile. */
+void p2_session_pause(void);
+void p2_session_resume(void);
+
+/* Stop a running session at process exit (VMDeath, or the library's
+ * destructor under LD_PRELOAD): like stop, errors logged. */
+void p2_session_shutdown(void);
+
+#endif

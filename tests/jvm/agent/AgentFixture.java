@@ -1,0 +1,73 @@
+/* A program whose profile is known by construction, for the agent's tests
+ * (agent_test.py).
+ *
+ * Thread "worker" repeats 20.4 ms slices: 15.3 ms spinning in hotA, then
+ * 5.1 ms in coldB, so a CPU profile has hotA in 75 % of the worker's samples and
+ * coldB in 25 %. Thread "sleeper" sleeps 5 ms at a time: a wall-clock
+ * profile has it as [sleeping] about as often as the worker is sampled; a
+ * CPU profile has it (almost) never. The lines marked HOT-LINE / COLD-LINE
+ * are where the samples of hotA / coldB fall (the test reads the markers).
+ *
+ *   java AgentFixture SECONDS      (prints "ready" once both threads run)
+ */
+public class AgentFixture {
+    static volatile long sink;
+    static volatile boolean stop;
+
+    /* The clock is read every 4096 steps, so that the samples fall on the
+     * marked lines rather than in System.nanoTime. */
+    static long hotA(long x, long until) {
+        while (System.nanoTime() < until) {
+            for (int i = 0; i < 4096; i++) {
+                x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
+            }
+        }
+        return x;
+    }
+
+    static long coldB(long x, long until) {
+        while (System.nanoTime() < until) {
+            for (int i = 0; i < 4096; i++) {
+                x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
+            }
+        }
+        return x;
+    }
+
+    static void worker() {
+        long x = 1;
+        while (!stop) {
+            long t = System.nanoTime();
+            /* 15.3 + 5.1 ms: a period that is no multiple of the kernel's
+             * tick, so that tick-driven timers (itimer) sample every phase. */
+            x = hotA(x, t + 15_300_000L);
+            x = coldB(x, t + 20_400_000L);
+        }
+        sink = x;
+    }
+
+    static void sleeper() {
+        while (!stop) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        long seconds = Long.parseLong(args[0]);
+        Thread w = new Thread(AgentFixture::worker, "worker");
+        Thread s = new Thread(AgentFixture::sleeper, "sleeper");
+        w.start();
+        s.start();
+        System.out.println("ready");
+        System.out.flush();
+        Thread.sleep(seconds * 1000);
+        stop = true;
+        w.join();
+        s.join();
+        System.out.println("fixture done");
+    }
+}

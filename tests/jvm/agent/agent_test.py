@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""The profiler agent (libprofile2-agent.so) end to end, one scenario per run.
+
+Every scenario profiles a program whose profile is known by construction
+(AgentFixture.java, native_fixture.c) and checks the files the agent wrote:
+
+  cpu, itimer      -agentpath, CPU time: hotA has 75 % of the worker's samples
+                   (+-10 points), coldB 25 %, both under worker(); the sleeper
+                   thread has (almost) no samples; with `lines`, hotA's samples
+                   sit on the HOT-LINE of the source.
+  safepoint        the same with walk=safepoint; stale elements are counted
+                   in the summary.
+  wall             wall-clock: the sleeper is sampled about as often as the
+                   worker (ratio 0.5 .. 2), as [sleeping]; the worker as
+                   [running] or [runnable].
+  formats          one run writing .collapsed, .html, .pb.gz and .txt: each
+                   file is well formed and agrees on the sample count.
+  bad-options      an unknown option, a bad value and a bad interval: the JVM
+                   runs to the end (exit 0), the agent prints one line naming
+                   the bad item, and writes no file.
+  jcmd             attach into a running JVM with jcmd JVMTI.agent_load:
+                   start, status, dump (to another file), stop; the return
+                   codes, and the hot share in the files.
+  preload-java     LD_PRELOAD + PROFILE2_OPTS on the java launcher.
+  preload-native   LD_PRELOAD on a C program without a JVM: hot_c 75 %.
+
+Exit status 0 when every check holds; otherwise the failed checks are
+printed and the status is 1.
+"""
+import argparse
+import gzip
+import os
+import re
+import subprocess
+import sys
+import time
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        FAILURES.append(what)
+    return cond
+
+
+def read_collapsed(path):
+    """[(frames list root-first, weight)]"""
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, n = line.rpartition(" ")
+            out.append((stack.split(";"), int(n)))
+    return out
+
+
+def weight(stacks, pred):
+    return sum(n for frames, n in stacks if pred(frames))
+
+
+def has(name):
+    """A frame named name (with or without :line / _[tier] suffixes)."""
+    return lambda frames: any(f == name or f.startswith(name + ":") or f.startswith(name + "_[") for f in frames)
+
+
+def marker_line(source, marker):
+    with open(source) as f:
+        for i, line in enumerate(f, 1):
+            if "// " + marker in line:
+                return i
+    raise SystemExit("no " + marker + " in " + source)
+
+
+def run(cmd, env=None, timeout=120):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def java_cmd(a, agent_opts=None, extra=()):
+    cmd = [os.path.join(a.java_home, "bin", "java")]
+    if agent_opts is not None:
+        cmd.append("-agentpath:" + a.agent + "=" + agent_opts)
+    return cmd + list(extra) + ["-cp", a.classes, "AgentFixture", str(a.seconds)]
+
+
+def check_hot_share(stacks, label, lines_source=None):
+    """hotA 75 %, coldB 25 % of the worker's samples, both under worker()."""
+    hot = weight(stacks, has("AgentFixture.hotA"))
+    cold = weight(stacks, has("AgentFixture.coldB"))
+    total = weight(stacks, lambda f: True)
+    check(hot + cold >= 200, "%s: %d samples in hotA/coldB (at least 200; %d in all)" % (label, hot + cold, total))
+    if hot + cold == 0:
+        return
+    share = hot / (hot + cold)
+    check(0.65 <= share <= 0.85, "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-10)" % (label, 100 * share))
+    # Order: worker's frame is the caller of hotA / coldB.
+    def under_worker(frames):
+        for i, f in enumerate(frames):
+            if f.startswith("AgentFixture.hotA") or f.startswith("AgentFixture.coldB"):
+                return i > 0 and frames[i - 1].startswith("AgentFixture.worker")
+        return True
+    bad = weight(stacks, lambda f: not under_worker(f))
+    check(bad <= 0.01 * (hot + cold), "%s: hotA/coldB called from AgentFixture.worker (%d samples otherwise)" % (label, bad))
+    if lines_source:
+        want = "AgentFixture.hotA:%d" % marker_line(lines_source, "HOT-LINE")
+        on_line = weight(stacks, lambda f: want in f)
+        check(on_line >= 0.9 * hot, "%s: %d of %d hotA samples on %s" % (label, on_line, hot, want))
+
+
+def summary_value(txt, label):
+    m = re.search(r"^" + re.escape(label) + r": (.*)$", txt, re.M)
+    return m.group(1) if m else ""
+
+
+def scenario_cpu(a, event):
+    out = os.path.join(a.workdir, "p.collapsed")
+    txt = os.path.join(a.workdir, "p.txt")
+    rc, so, se = run(java_cmd(a, "event=%s,interval=1ms,lines,file=%s,file=%s,quiet" % (event, out, txt)))
+    check(rc == 0 and "fixture done" in so, "%s: the JVM ran to the end (exit %d)" % (event, rc))
+    if not check(os.path.exists(out), event + ": wrote " + out):
+        print(se)
+        return
+    stacks = read_collapsed(out)
+    check_hot_share(stacks, event, a.source)
+    sleeper = weight(stacks, has("AgentFixture.sleeper"))
+    total = weight(stacks, lambda f: True)
+    check(sleeper <= 0.02 * total, "%s: the sleeper has %d of %d samples (CPU time: almost none)" % (event, sleeper, total))
+    with open(txt) as f:
+        t = f.read()
+    check(re.search(r"^lost: ", t, re.M) is not None, event + ": the summary reports lost samples")
+    return t
+
+
+def scenario_safepoint(a):
+    out = os.path.join(a.workdir, "p.collapsed")
+    txt = os.path.join(a.workdir, "p.txt")
+    rc, so, se = run(java_cmd(a, "walk=safepoint,interval=1ms,file=%s,file=%s,quiet" % (out, txt)))
+    check(rc == 0 and "fixture done" in so, "safepoint: the JVM ran to the end (exit %d)" % rc)
+    if not check(os.path.exists(out) and os.path.exists(txt), "safepoint: wrote the files"):
+        print(se)
+        return
+    stacks = read_collapsed(out)
+    check_hot_share(stacks, "safepoint")
+    with open(txt) as f:
+        t = f.read()
+    sw = summary_value(t, "safepoint walks")
+    print("      summary: safepoint walks: " + sw)
+    m = re.match(r"(\d+) queued .*?; (\d+) drained: (\d+) stale", sw)
+    if check(m is not None, "safepoint: the summary counts queued, drained and stale elements"):
+        queued, drained, stale = (int(x) for x in m.groups())
+        check(queued > 0 and drained == queued, "safepoint: every queued element drained (%d of %d)" % (drained, queued))
+        in_profile = weight(stacks, lambda f: f and f[0] == "[stale]")
+        check(in_profile <= stale, "safepoint: [stale] samples (%d) do not exceed the stale count (%d)" % (in_profile, stale))
+        check(stale <= 0.2 * drained, "safepoint: stale elements stay a minority (%d of %d)" % (stale, drained))
+
+
+def scenario_wall(a):
+    out = os.path.join(a.workdir, "p.collapsed")
+    rc, so, se = run(java_cmd(a, "event=wall,interval=2ms,threads,file=%s,quiet" % out))
+    check(rc == 0 and "fixture done" in so, "wall: the JVM ran to the end (exit %d)" % rc)
+    if not check(os.path.exists(out), "wall: wrote " + out):
+        print(se)
+        return
+    stacks = read_collapsed(out)
+    sleeper = weight(stacks, has("AgentFixture.sleeper"))
+    worker = weight(stacks, has("AgentFixture.worker"))
+    check(worker > 100 and sleeper > 0 and 0.5 <= sleeper / worker <= 2.0,
+          "wall: sleeper and worker sampled alike (%d vs %d samples)" % (sleeper, worker))
+    sleeping = weight(stacks, lambda f: has("AgentFixture.sleeper")(f) and f[-1] == "[sleeping]")
+    check(sleeping >= 0.9 * sleeper, "wall: %d of %d sleeper samples are [sleeping]" % (sleeping, sleeper))
+    running = weight(stacks, lambda f: has("AgentFixture.worker")(f) and f[-1] in ("[running]", "[runnable]"))
+    check(running >= 0.9 * worker, "wall: %d of %d worker samples are [running]/[runnable]" % (running, worker))
+    named = weight(stacks, lambda f: f[0].startswith("[sleeper tid="))
+    check(named == sleeper, "wall: the sleeper's samples are under its thread frame (%d of %d)" % (named, sleeper))
+    check_hot_share([(f, n) for f, n in stacks if f[0].startswith("[worker tid=")], "wall (worker)")
+
+
+def scenario_formats(a):
+    base = os.path.join(a.workdir, "p")
+    opts = ",".join("file=%s.%s" % (base, e) for e in ("collapsed", "html", "pb.gz", "txt"))
+    rc, so, se = run(java_cmd(a, "interval=1ms,quiet," + opts))
+    check(rc == 0, "formats: the JVM ran to the end (exit %d)" % rc)
+    for e in ("collapsed", "html", "pb.gz", "txt"):
+        check(os.path.exists(base + "." + e) and os.path.getsize(base + "." + e) > 0, "formats: wrote p." + e)
+    if FAILURES:
+        print(se)
+        return
+    total = weight(read_collapsed(base + ".collapsed"), lambda f: True)
+    with open(base + ".html") as f:
+        html = f.read()
+    check(html.lstrip().lower().startswith("<!doctype html") and "AgentFixture.hotA" in html,
+          "formats: the flame graph is an HTML page naming AgentFixture.hotA")
+    with gzip.open(base + ".pb.gz", "rb") as f:
+        pb = f.read()
+    check(b"AgentFixture.hotA" in pb and len(pb) > 100, "formats: the pprof profile gunzips and names AgentFixture.hotA")
+    with open(base + ".txt") as f:
+        t = f.read()
+    tw = re.search(r"^total: (\d+) samples", t, re.M)
+    check(tw is not None and int(tw.group(1)) == total,
+          "formats: the summary's total (%s) equals the collapsed stacks' weight (%d)" % (tw.group(1) if tw else "?", total))
+
+
+def scenario_bad_options(a):
+    for opts, bad in (("event=bogus", "bogus"), ("interval=5xs", "5xs"), ("nosuchoption", "nosuchoption"),
+                      ("interval=1us", "1us"), ("depth=-3", "-3")):
+        out = os.path.join(a.workdir, "bad.collapsed")
+        rc, so, se = run(java_cmd(a, opts + ",file=" + out))
+        mine = [l for l in se.splitlines() if l.startswith("profile2")]
+        check(rc == 0 and "fixture done" in so, "bad options %r: the JVM ran to the end (exit %d)" % (opts, rc))
+        check(len(mine) == 1 and bad in mine[0],
+              "bad options %r: one line naming %r (%s)" % (opts, bad, " | ".join(mine) or "nothing"))
+        check(not os.path.exists(out), "bad options %r: no profile written" % opts)
+
+
+def jcmd(a, pid, args):
+    rc, so, se = run([os.path.join(a.java_home, "bin", "jcmd"), str(pid), "JVMTI.agent_load", a.agent, args], timeout=60)
+    m = re.search(r"return code: (-?\d+)", so)
+    return (int(m.group(1)) if m else None), so + se
+
+
+def scenario_jcmd(a):
+    a.seconds = 12
+    # Compiled before the attach, hotA and coldB would be inlined into
+    # worker without full debug information (docs/agent.md): kept apart.
+    extra = ["-XX:CompileCommand=quiet", "-XX:CompileCommand=dontinline,AgentFixture::*"]
+    p = subprocess.Popen(java_cmd(a, None, extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        check(p.stdout.readline().strip() == "ready", "jcmd: the fixture started")
+        time.sleep(1)
+        out = os.path.join(a.workdir, "attach.collapsed")
+        now = os.path.join(a.workdir, "now.collapsed")
+        # jcmd passes an unquoted argument only up to its first '='.
+        rc, text = jcmd(a, p.pid, "event=cpu,interval=1ms,file=" + out)
+        check(rc == 1, "jcmd: options cut at '=' by jcmd are refused (1)")
+        rc, text = jcmd(a, p.pid, '"event=cpu,interval=1ms,file=%s"' % out)
+        check(rc == 0, "jcmd: start returns 0 (%s)" % text.strip().replace("\n", " | "))
+        rc, text = jcmd(a, p.pid, '"start,event=cpu"')
+        check(rc == 2, "jcmd: a second start returns 2 (a session runs)")
+        rc, text = jcmd(a, p.pid, '"event=bogus"')
+        check(rc == 1, "jcmd: bad options return 1")
+        time.sleep(3)
+        rc, text = jcmd(a, p.pid, "status")
+        check(rc == 0, "jcmd: status returns 0")
+        rc, text = jcmd(a, p.pid, '"dump,file=%s"' % now)
+        check(rc == 0 and os.path.exists(now), "jcmd: dump,file= writes " + now)
+        time.sleep(2)
+        rc, text = jcmd(a, p.pid, "stop")
+        check(rc == 0 and os.path.exists(out), "jcmd: stop returns 0 and writes " + out)
+        rc, text = jcmd(a, p.pid, "stop")
+        check(rc == 2, "jcmd: stop without a session returns 2")
+        if os.path.exists(out):
+            stacks = read_collapsed(out)
+            check_hot_share(stacks, "jcmd")
+            if os.path.exists(now):
+                check(weight(read_collapsed(now), lambda f: True) < weight(stacks, lambda f: True),
+                      "jcmd: the dump holds fewer samples than the final profile")
+    finally:
+        so, se = p.communicate(timeout=60)
+    check(p.returncode == 0 and "fixture done" in so, "jcmd: the JVM ran to the end (exit %d)" % p.returncode)
+    status = [l for l in se.splitlines() if l.startswith("profile2: status")]
+    check(len(status) == 1, "jcmd: status printed one line on the JVM's stderr")
+    hint = [l for l in se.splitlines() if "quote options" in l]
+    check(len(hint) == 1, "jcmd: the options cut by jcmd got the hint to quote them")
+
+
+def scenario_preload_java(a):
+    out = os.path.join(a.workdir, "preload.collapsed")
+    env = dict(os.environ, LD_PRELOAD=a.agent, PROFILE2_OPTS="interval=1ms,quiet,file=" + out)
+    rc, so, se = run(java_cmd(a), env=env)
+    check(rc == 0 and "fixture done" in so, "preload-java: the JVM ran to the end (exit %d)" % rc)
+    if check(os.path.exists(out), "preload-java: wrote " + out):
+        check_hot_share(read_collapsed(out), "preload-java")
+    else:
+        print(se)
+
+
+def scenario_preload_native(a):
+    out = os.path.join(a.workdir, "native.collapsed")
+    env = dict(os.environ, LD_PRELOAD=a.agent, PROFILE2_OPTS="interval=1ms,quiet,file=" + out)
+    rc, so, se = run([a.native, "3"], env=env)
+    check(rc == 0 and "native fixture done" in so, "preload-native: the program ran to the end (exit %d)" % rc)
+    if not check(os.path.exists(out), "preload-native: wrote " + out):
+        print(se)
+        return
+    stacks = read_collapsed(out)
+    hot = weight(stacks, has("hot_c"))
+    cold = weight(stacks, has("cold_c"))
+    check(hot + cold >= 300, "preload-native: %d samples in hot_c/cold_c" % (hot + cold))
+    if hot + cold:
+        share = hot / (hot + cold)
+        check(0.65 <= share <= 0.85, "preload-native: hot_c has %.1f %% (75 %% by construction, +-10)" % (100 * share))
+        under_main = weight(stacks, lambda f: any(x == "main" for x in f) and (has("hot_c")(f) or has("cold_c")(f)))
+        check(under_main >= 0.95 * (hot + cold), "preload-native: hot_c/cold_c under main (%d of %d)" % (under_main, hot + cold))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario")
+    ap.add_argument("--java-home", required=True)
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--classes", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--native")
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    a.seconds = 4
+    os.makedirs(a.workdir, exist_ok=True)
+    for f in os.listdir(a.workdir):
+        os.unlink(os.path.join(a.workdir, f))
+    s = a.scenario
+    if s in ("cpu", "itimer"):
+        scenario_cpu(a, s)
+    elif s == "safepoint":
+        scenario_safepoint(a)
+    elif s == "wall":
+        scenario_wall(a)
+    elif s == "formats":
+        scenario_formats(a)
+    elif s == "bad-options":
+        scenario_bad_options(a)
+    elif s == "jcmd":
+        scenario_jcmd(a)
+    elif s == "preload-java":
+        scenario_preload_java(a)
+    elif s == "preload-native":
+        scenario_preload_native(a)
+    else:
+        raise SystemExit("unknown scenario " + s)
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
