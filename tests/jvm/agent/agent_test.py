@@ -80,6 +80,13 @@ def run(cmd, env=None, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
+def preload_env(a, opts):
+    """The environment for LD_PRELOAD mode: after what is preloaded already
+    (the ASan runtime in sanitizer builds must stay first)."""
+    pre = (os.environ.get("LD_PRELOAD", "") + " " + a.agent).strip()
+    return dict(os.environ, LD_PRELOAD=pre, PROFILE2_OPTS=opts)
+
+
 def java_cmd(a, agent_opts=None, extra=()):
     cmd = [os.path.join(a.java_home, "bin", "java")]
     if agent_opts is not None:
@@ -269,7 +276,7 @@ def scenario_jcmd(a):
 
 def scenario_preload_java(a):
     out = os.path.join(a.workdir, "preload.collapsed")
-    env = dict(os.environ, LD_PRELOAD=a.agent, PROFILE2_OPTS="interval=1ms,quiet,file=" + out)
+    env = preload_env(a, "interval=1ms,quiet,file=" + out)
     rc, so, se = run(java_cmd(a), env=env)
     check(rc == 0 and "fixture done" in so, "preload-java: the JVM ran to the end (exit %d)" % rc)
     if check(os.path.exists(out), "preload-java: wrote " + out):
@@ -280,7 +287,7 @@ def scenario_preload_java(a):
 
 def scenario_preload_native(a):
     out = os.path.join(a.workdir, "native.collapsed")
-    env = dict(os.environ, LD_PRELOAD=a.agent, PROFILE2_OPTS="interval=1ms,quiet,file=" + out)
+    env = preload_env(a, "interval=1ms,quiet,file=" + out)
     rc, so, se = run([a.native, "3"], env=env)
     check(rc == 0 and "native fixture done" in so, "preload-native: the program ran to the end (exit %d)" % rc)
     if not check(os.path.exists(out), "preload-native: wrote " + out):
