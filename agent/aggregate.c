@@ -132,6 +132,18 @@ static bool keep(struct p2_aggregator *a, const uint32_t *path, size_t n) {
   return included;
 }
 
+static enum p2_tier youngest_java_tier(const struct p2_record *r) {
+  for (uint32_t i = 0; i < r->nframes; i++) {
+    const struct p2_rframe *f = &r->frames[i];
+    if (f->type == ASGST_FRAME_NON_JAVA) continue;
+    if (f->type == ASGST_FRAME_JAVA_NATIVE) return P2_TIER_NATIVE_METHOD;
+    if (f->type == ASGST_FRAME_JAVA_INLINED) return P2_TIER_INLINED;
+    if (f->level == 0) return P2_TIER_INTERPRETED;
+    return f->level == 4 ? P2_TIER_C2 : P2_TIER_C1;
+  }
+  return P2_TIER_NO_JAVA;
+}
+
 /* A thread waiting in Thread.sleep: HotSpot tells sleeping from parking only
  * in the java.lang.Thread object's status (JVMTI's SLEEPING bit); the
  * JavaThread the handler reads has the same wait state for both (JDK 17,
@@ -189,8 +201,10 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
     a->filtered++;
     return;
   }
-  if (p2_cct_add(a->cct, a->path, n, r->weight, 1) == P2_CCT_NONE)
+  if (p2_cct_add(a->cct, a->path, n, r->weight, 1) == P2_CCT_NONE) {
     a->failed++;
-  else
+  } else {
     a->added++;
+    a->tier_weight[youngest_java_tier(r)] += r->weight;
+  }
 }

@@ -29,6 +29,16 @@
  * the live stack at drain time (walk=safepoint). */
 #define P2_REC_STALE 2
 
+enum p2_tier {
+  P2_TIER_INTERPRETED,
+  P2_TIER_C1,
+  P2_TIER_C2,
+  P2_TIER_INLINED, /* the youngest Java frame was inlined into its caller */
+  P2_TIER_NATIVE_METHOD,
+  P2_TIER_NO_JAVA, /* no Java frame: JVM threads, native code */
+  P2_TIER_COUNT
+};
+
 struct p2_aggregator {
   struct p2_cct *cct;
   const struct p2_options *opt;
@@ -39,6 +49,9 @@ struct p2_aggregator {
   uint32_t *path;
   size_t path_cap;
   uint64_t added, filtered, failed;
+  /* Weight of the samples in the profile by the tier of their youngest
+   * Java frame (seeds/003: interpreted vs compiled time), whatever `tiers`. */
+  uint64_t tier_weight[P2_TIER_COUNT];
 };
 
 void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_options *o, bool wall);

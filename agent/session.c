@@ -267,6 +267,18 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (unsigned long long)ss->enqueued, (unsigned long long)ss->compressed,
              (unsigned long long)ss->fallback, drained, stale, gone);
   }
+  uint64_t tiers_total = 0;
+  for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];
+  if (tiers_total > 0) {
+    const uint64_t *t = s.agg.tier_weight;
+    double k = 100.0 / (double)tiers_total;
+    add_stat(
+        st, &n, max, "youngest Java frame",
+        "interpreted %.1f %%, C1 %.1f %%, C2 %.1f %%, inlined %.1f %%, native method %.1f %%, no Java frame "
+        "%.1f %% (of the weight)",
+        k * t[P2_TIER_INTERPRETED], k * t[P2_TIER_C1], k * t[P2_TIER_C2], k * t[P2_TIER_INLINED],
+        k * t[P2_TIER_NATIVE_METHOD], k * t[P2_TIER_NO_JAVA]);
+  }
   unsigned long long lost = s.agg.failed;
   for (int i = 0; i < P2_LOST_COUNT; i++) lost += ss->lost[i];
   char lb[160] = "";

@@ -139,6 +139,14 @@ def scenario_cpu(a, event):
     with open(txt) as f:
         t = f.read()
     check(re.search(r"^lost: ", t, re.M) is not None, event + ": the summary reports lost samples")
+    # The spinning loops run compiled: C2 (or inlined by C2) for most of the run.
+    tiers = summary_value(t, "youngest Java frame")
+    print("      summary: youngest Java frame: " + tiers)
+    m = re.match(r"interpreted ([\d.]+) %, C1 ([\d.]+) %, C2 ([\d.]+) %, inlined ([\d.]+) %", tiers)
+    if check(m is not None, event + ": the summary gives the tiers of the youngest Java frame"):
+        interp, c1, c2, inl = (float(x) for x in m.groups())
+        check(c2 + inl >= 50 and interp < 10, event + ": compiled code dominates (C2 %.1f %%, inlined %.1f %%, "
+              "interpreted %.1f %%)" % (c2, inl, interp))
     return t
 
 
