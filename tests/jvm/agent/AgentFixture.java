@@ -8,7 +8,8 @@
  * CPU profile has it (almost) never. The lines marked HOT-LINE / COLD-LINE
  * are where the samples of hotA / coldB fall (the test reads the markers).
  *
- *   java AgentFixture SECONDS      (prints "ready" once both threads run)
+ *   java AgentFixture SECONDS      (prints "ready" once both threads run;
+ *                                   SECONDS 0: run until stdin is closed)
  */
 public class AgentFixture {
     static volatile long sink;
@@ -64,7 +65,13 @@ public class AgentFixture {
         s.start();
         System.out.println("ready");
         System.out.flush();
-        Thread.sleep(seconds * 1000);
+        if (seconds > 0) {
+            Thread.sleep(seconds * 1000);
+        } else {
+            while (System.in.read() >= 0) {
+                /* until the driver closes stdin */
+            }
+        }
         stop = true;
         w.join();
         s.join();
