@@ -193,7 +193,7 @@ def scenario_wall(a):
     check(sleeping >= 0.9 * sleeper, "wall: %d of %d sleeper samples are [sleeping]" % (sleeping, sleeper))
     running = weight(stacks, lambda f: has("AgentFixture.worker")(f) and f[-1] in ("[running]", "[runnable]"))
     check(running >= 0.9 * worker, "wall: %d of %d worker samples are [running]/[runnable]" % (running, worker))
-    named = weight(stacks, lambda f: f[0].startswith("[sleeper tid="))
+    named = weight(stacks, lambda f: f[0].startswith("[sleeper tid=") and has("AgentFixture.sleeper")(f))
     check(named == sleeper, "wall: the sleeper's samples are under its thread frame (%d of %d)" % (named, sleeper))
     check_hot_share([(f, n) for f, n in stacks if f[0].startswith("[worker tid=")], "wall (worker)")
 
