@@ -109,7 +109,12 @@ P2_AS_SAFE int p2_scopes_next(struct p2_scope_cursor *c, void **method, int32_t 
   if (rc != 0) return rc;
   if (m == NULL) return P2_EINCONSISTENT;
   *method = m;
-  *bci = raw_bci + INVOCATION_ENTRY_BCI;
+  /* -1 is the method's entry (InvocationEntryBci, e.g. C1's counter
+   * overflow call before bytecode 0): 0, as JVMTI reports it
+   * (compiledVFrame::bci). Done here so that live walks and queue elements
+   * decoded at drain time agree. */
+  int32_t b = raw_bci + INVOCATION_ENTRY_BCI;
+  *bci = b < 0 ? 0 : b;
   if (sender != 0 && sender >= c->next_offset) return P2_EINCONSISTENT; /* senders are written first */
   c->next_offset = sender;
   *outermost = sender == 0;

@@ -28,7 +28,7 @@ struct p2_scope_cursor {
 int p2_scopes_find(const void *nm, const char *code_begin, const void *pc, bool exact,
                    struct p2_scope_cursor *out);
 
-/* Decode the next scope: *method and *bci; *outermost is true for the last
+/* Decode the next scope: *method and *bci (the entry, -1, as 0); *outermost is true for the last
  * scope (the physical method). Returns 1, 0 when there is none, or < 0.
  * Context: AS-Safe. */
 int p2_scopes_next(struct p2_scope_cursor *c, void **method, int32_t *bci, bool *outermost);

@@ -509,10 +509,7 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
       }
       f->type = outer ? ASGST_FRAME_JAVA : ASGST_FRAME_JAVA_INLINED;
       f->method = (ASGST_Method)m;
-      /* -1 is the method's entry (InvocationEntryBci, e.g. C1's counter
-       * overflow call before bytecode 0): 0, as JVMTI reports it
-       * (compiledVFrame::bci). */
-      f->bci = bci < 0 ? 0 : bci;
+      f->bci = bci; /* the entry's -1 is already 0 (p2_scopes_next) */
       f->comp_level = w->scope_level;
       f->pc = (void *)w->frame_pc;
       f->sp = (void *)w->cur.sp;
