@@ -339,7 +339,9 @@ PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler ha
 
 /* How the queues work on a stock JVM (see docs/DESIGN.md): ASGST_Enqueue
  * records the first Java frame and a few physical frames below it in the
- * signal handler, and wakes profile2's drainer thread. The drainer suspends
+ * signal handler. profile2's drainer thread processes the queues every
+ * 10 ms (PROFILE2_DRAIN_PERIOD_MS in the environment, 1..1000), and at once
+ * for a queue an enqueue filled to half its capacity. The drainer suspends
  * the queue's thread (JVMTI SuspendThread, a HotSpot handshake), walks its
  * live stack once, runs the handlers, and resumes it. An element's
  * iterator yields its captured frames down to the deepest one still on the
@@ -399,13 +401,15 @@ typedef struct {
  * ASGST_INCLUDE_NON_JAVA_FRAMES (elements also capture the native frames
  * above the first Java frame, and their iterators yield C frames), and
  * PROFILE2_QUEUE_CAPTURE(k). Returns NULL for a thread that is not a Java
- * thread, a bad size (1 .. 1<<20) or when out of memory.
+ * thread, for profile2's own drainer thread (a Java daemon thread named
+ * "profile2 queue drainer", which JVMTI ThreadStart reports like any other),
+ * a bad size (1 .. 1<<20) or when out of memory.
  * Context: Anywhere (it does not call into the JVM). */
 PROFILE2_API ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options,
                                               ASGST_Handler fun, void *argument);
 
 /* Queue option: capture k physical frames below the first Java frame in
- * the signal handler (0 .. 64; default when not given: 8). Above the
+ * the signal handler (0 .. 64; default when not given: 16). Above the
  * frames still live at drain time, the captured ones are what the element's
  * iterator yields; more frames make an element less likely to be stale,
  * at a higher capture cost. */
@@ -419,7 +423,9 @@ PROFILE2_API ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobjec
                                                              int options, ASGST_Handler fun,
                                                              void *argument);
 
-/* What happened to a queue's elements since it was registered. */
+/* What happened to a queue's elements since it was registered. Read them
+ * before ASGST_DeregisterQueue (which frees the queue; the elements it
+ * processes itself are not counted anywhere the caller can read). */
 typedef struct {
   jlong enqueued;     /* elements captured and queued */
   jlong full;         /* ASGST_Enqueue refused: queue full */
@@ -432,6 +438,9 @@ typedef struct {
   jlong late_updates; /* an element's arg changed after its handler read it (compression raced the drain) */
   jlong suspend_failures; /* the thread could not be suspended (elements delivered as stale) */
   jlong drain_ns;     /* total time the thread was held for drains */
+  jlong capture_failed; /* ASGST_Enqueue found no Java frame or the walk failed: nothing queued */
+  jlong lost_resize;  /* elements dropped by a resize to a capacity that did not hold them
+                         (the oldest; their handler never ran) */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */
@@ -462,18 +471,26 @@ PROFILE2_API void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options,
                                                 bool offerIterator,
                                                 ASGST_OnQueueSafepointHandler end, void *arg);
 
-/* Capture the current top Java frame(s) from ucontext into queue and wake the
- * drainer. Returns the trace kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE,
- * ASGST_ENQUEUE_NO_QUEUE, or a walk error.
+/* Capture the current top Java frame(s) from ucontext into queue (and wake
+ * the drainer if that filled it to half its capacity). Returns the trace
+ * kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE, ASGST_ENQUEUE_NO_QUEUE,
+ * or a walk error.
  * Context: AS-Safe; queue must belong to the calling thread. */
 PROFILE2_API int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument);
 
 /* Fill *element with what ASGST_Enqueue would store for ucontext (arg is set
- * to NULL). Returns 1 for a Java top frame, else the kind or error.
+ * to NULL). Returns ASGST_JAVA_TRACE (1) when the stack has a Java frame
+ * (the one described), another trace kind (> 1) when it has none, or an
+ * error (< 0).
  * Compression (folding a sample into the youngest element with equal pc,
  * sp and fp) keeps the top frame's method exact; the callers may differ
  * (the same frame re-entered from elsewhere at the same depth), and so may
- * an interpreted frame's bci (its pc is the interpreter's).
+ * an interpreted frame's bci (its pc is the interpreter's). Writing the
+ * element's arg itself races with a drain that has just read it and with a
+ * resize that copies it (both counted in late_updates: the weight is
+ * lost); let arg point to memory of your own that the element handler
+ * marks as taken, and compress only into an untaken one
+ * (examples/queue_sampler).
  * Context: AS-Safe. */
 PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element);
 
@@ -483,7 +500,8 @@ PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *
  * Context: AS-Safe; from the owning thread or the drainer. */
 PROFILE2_API ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n);
 
-/* Size, capacity and attempts since the last drain.
+/* Size, capacity and attempts since the last drain (every ASGST_Enqueue
+ * call: refused and failed captures included).
  * Context: AS-Safe (exact only on the owning thread). */
 PROFILE2_API ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue);
 

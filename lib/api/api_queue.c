@@ -25,13 +25,13 @@ P2_AS_SAFE static struct p2_regs regs_of(const void *ucontext) {
 
 static ASGST_Queue *create(void *jt, jobject jthread, int size, int options, ASGST_Handler fun, void *arg) {
   if (!p2_queues_supported() || jt == NULL || fun == NULL || size < 1 || size > (1 << 20)) return NULL;
-  if (p2_drainer_start() != 0) return NULL;
+  if (p2_drainer_start() != 0 || p2_drainer_is(jt)) return NULL;
   int below = P2_DEFAULT_CAPTURE;
   if (options & (0x80 << 16)) below = (options >> 16) & 0x7f;
   if (below > P2_CAPTURE_MAX_BELOW) below = P2_CAPTURE_MAX_BELOW;
   ASGST_Queue *q = calloc(1, sizeof *q);
   if (q == NULL) return NULL;
-  q->ring = p2_queue_create((uint32_t)size, p2_capture_size(below));
+  q->ring = p2_queue_create((uint32_t)size, p2_capture_size(below, options));
   if (q->ring == NULL) {
     free(q);
     return NULL;
@@ -130,7 +130,10 @@ P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void 
   c->elem.arg = argument;
   p2_queue_commit(queue->ring);
   atomic_fetch_add_explicit(&queue->enqueued, 1, memory_order_relaxed);
-  p2_drainer_wake(queue);
+  /* Half full: drain now rather than at the next periodic pass, before
+   * the queue overflows (drainer.c says why not for every element). */
+  struct p2_queue_size_info si = p2_queue_size_info(queue->ring);
+  if (2 * si.size >= si.capacity) p2_drainer_wake(queue);
   return kind;
 }
 
@@ -170,7 +173,9 @@ P2_EXPORT void profile2_queue_stats(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   p2_queue_stats(q->ring, &qs);
   s->enqueued = atomic_load(&q->enqueued);
   s->full = (jlong)qs.full;
-  s->other = (jlong)(qs.nested + qs.aborted);
+  s->other = (jlong)(qs.nested + qs.busy_resize);
+  s->capture_failed = (jlong)qs.aborted;
+  s->lost_resize = (jlong)qs.lost_resize;
   s->drains = atomic_load(&q->drains);
   s->spliced = atomic_load(&q->spliced);
   s->complete = atomic_load(&q->complete);

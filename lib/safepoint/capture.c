@@ -5,10 +5,12 @@
 
 #include "common/p2_error.h"
 
-size_t p2_capture_size(int below) {
+size_t p2_capture_size(int below, int options) {
   if (below < 0) below = 0;
   if (below > P2_CAPTURE_MAX_BELOW) below = P2_CAPTURE_MAX_BELOW;
-  return sizeof(struct p2_capture) + (size_t)(P2_CAPTURE_MAX_NATIVE + 1 + below) * sizeof(struct p2_cframe);
+  /* without ASGST_INCLUDE_NON_JAVA_FRAMES the walk yields no native frame */
+  int natives = (options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? P2_CAPTURE_MAX_NATIVE : 0;
+  return sizeof(struct p2_capture) + (size_t)(natives + 1 + below) * sizeof(struct p2_cframe);
 }
 
 P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below) {

@@ -44,11 +44,12 @@ struct p2_capture {
 };
 
 /* Bytes of a capture with room for `below` frames under the first Java
- * frame and the native frames above it. */
-size_t p2_capture_size(int below);
+ * frame and, with ASGST_INCLUDE_NON_JAVA_FRAMES in options, the native
+ * frames above it. */
+size_t p2_capture_size(int below, int options);
 
 /* Record the stack at regs into c (sized by p2_capture_size(below)).
- * options: ASGST_INCLUDE_NON_JAVA_FRAMES or 0. Returns the trace kind (> 0)
+ * options: ASGST_INCLUDE_NON_JAVA_FRAMES or 0, as given to p2_capture_size. Returns the trace kind (> 0)
  * when a Java frame was found, else the walk's error (nothing to enqueue:
  * ASGST_NO_TOP_JAVA_FRAME when the stack has no Java frame).
  * Context: AS-Safe, on the thread the registers belong to. */

@@ -1,9 +1,14 @@
 /* The drainer: profile2's own thread (attached to the JVM as a daemon)
  * that processes the safepoint queues.
  *
- * A signal handler that queues an element into an empty queue wakes it
- * (one write(2) to an eventfd, AS-Safe). For each queue with elements it
- * then:
+ * It makes a pass over the queues every drain period (PROFILE2_DRAIN_PERIOD_MS
+ * in the environment, 1..1000, default 10), and at once when a signal
+ * handler's element fills a queue to half its capacity (one write(2) to an
+ * eventfd, AS-Safe). Waking it for every element costs the handler a
+ * syscall and a cross-CPU wake-up (~10 us on a VM, 10 times the capture)
+ * and the thread a suspension per sample; the period lets one suspension
+ * serve all the elements a thread gathered (bench/RESULTS.md, "Safepoint
+ * queues"). For each queue with elements a pass then:
  *   1. suspends the queue's thread with JVMTI SuspendThread, which HotSpot
  *      implements as a handshake: the thread stops at its next safepoint
  *      poll, or is already in native or blocked state; either way its Java
@@ -19,11 +24,7 @@
  *      stack), the end handler,
  *   4. applies a pending resize, resumes the thread.
  * Handlers run here, outside signal context; they may allocate and lock.
- *
- * PROFILE2_DRAIN_DELAY_US (environment, default 0): wait that long after a
- * wake-up before draining, so that one pass serves more elements and
- * threads (fewer suspensions, more stale elements): a knob for the
- * benchmarks in bench/. */
+ */
 #include <errno.h>
 #include <jvmti.h>
 #include <poll.h>
@@ -39,6 +40,7 @@
 #include "safepoint/queue_internal.h"
 #include "safepoint/queues.h"
 #include "safepoint/splice.h"
+#include "vm/javathread.h"
 #include "vm/thread_object.h"
 
 #define MAX_PER_PASS 256
@@ -50,7 +52,7 @@ static atomic_bool vm_dead;
 static int wake_fd = -1;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
-static uint64_t delay_ns;
+static int period_ms = P2_DRAIN_PERIOD_MS;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -62,6 +64,9 @@ P2_AS_SAFE bool p2_queues_vm_dead(void) { return atomic_load(&vm_dead); }
 P2_AS_SAFE bool p2_queues_supported(void) { return atomic_load(&supported); }
 
 static bool have_suspend;
+static const void *_Atomic drainer_jt; /* the drainer's JavaThread*, once attached */
+static pthread_t drainer_pthread;       /* valid once drainer_known */
+static atomic_bool drainer_known;
 
 static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
   (void)env, (void)jni;
@@ -98,11 +103,27 @@ int p2_queues_init(JavaVM *vm) {
     (*env)->DisposeEnvironment(env);
     return P2_EUNSUPPORTED;
   }
-  const char *d = getenv("PROFILE2_DRAIN_DELAY_US");
-  if (d != NULL) delay_ns = strtoull(d, NULL, 10) * 1000;
+  const char *d = getenv("PROFILE2_DRAIN_PERIOD_MS");
+  if (d != NULL) {
+    char *end;
+    long v = strtol(d, &end, 10);
+    if (*d == '\0' || *end != '\0' || v < 1 || v > 1000)
+      fprintf(stderr, "profile2: PROFILE2_DRAIN_PERIOD_MS=%s is not 1..1000 (ms); using %d\n", d, period_ms);
+    else
+      period_ms = (int)v;
+  }
   jvmti = env;
   atomic_store(&supported, true);
   return 0;
+}
+
+bool p2_drainer_is(const void *jt) {
+  if (jt == NULL) return false;
+  if (jt == atomic_load(&drainer_jt)) return true;
+  /* While it attaches (JVMTI ThreadStart runs on it then), before
+   * drainer_jt is known: the current thread's own JavaThread*. */
+  return atomic_load(&drainer_known) && pthread_equal(pthread_self(), drainer_pthread) &&
+         jt == p2_thread_current(NULL);
 }
 
 P2_AS_SAFE void p2_drainer_wake(ASGST_Queue *q) {
@@ -140,10 +161,25 @@ static void run_processing_handler(ASGST_Queue *q, const struct p2_processing_ha
   }
 }
 
+/* The wake-up protocol: an enqueue that fills a queue to half its
+ * capacity and finds `woken` clear sets it and writes the eventfd; one that
+ * finds it set writes nothing. So `woken` may be cleared only after the
+ * drain has released what it took, and with a new wake-up if the queue is
+ * half full again (those enqueues saw `woken` still set). Clearing it
+ * before the drain lost wake-ups: the drain took the elements that set
+ * it, and later enqueues, finding it set, waited for the periodic pass. */
+static void rearm_wakeup(ASGST_Queue *q) {
+  atomic_store(&q->woken, false);
+  struct p2_queue_size_info si = p2_queue_size_info(q->ring);
+  if (2 * si.size >= si.capacity && si.size > 0) p2_drainer_wake(q);
+}
+
 void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
   uint64_t t0 = now_ns();
-  atomic_store(&q->woken, false); /* enqueues from now on wake us again */
-  if (p2_queue_size_info(q->ring).size == 0) return;
+  if (p2_queue_size_info(q->ring).size == 0) {
+    rearm_wakeup(q);
+    return;
+  }
   bool held = false, live_ok = false;
   if (!caller_is_owner && env != NULL && jvmti != NULL && !atomic_load(&vm_dead)) {
     if (q->jthread == NULL) q->jthread = find_jthread(q, env);
@@ -177,6 +213,7 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
     run_processing_handler(q, &q->end, live_ok);
   }
   p2_queue_drain_end(q->ring);
+  rearm_wakeup(q);
   p2_live_free(&live);
   if (held) p2_program_suspend_release(jvmti, q->java_thread, q->jthread);
   atomic_fetch_add(&q->drains, 1);
@@ -187,7 +224,10 @@ static void *drainer_main(void *arg) {
   (void)arg;
   JNIEnv *env = NULL;
   JavaVMAttachArgs args = {JNI_VERSION_1_6, "profile2 queue drainer", NULL};
+  drainer_pthread = pthread_self();
+  atomic_store(&drainer_known, true); /* before attaching: ThreadStart runs inside the attach */
   if ((*the_vm)->AttachCurrentThreadAsDaemon(the_vm, (void **)&env, &args) != JNI_OK) env = NULL;
+  if (env != NULL) atomic_store(&drainer_jt, p2_thread_from_env(env));
   /* Before the first drain: the program's Thread.suspend / resume must
    * not race with the drainer's own suspensions (program_suspend.h). */
   if (env != NULL && p2_program_suspend_install(env) < 0)
@@ -197,17 +237,11 @@ static void *drainer_main(void *arg) {
   ASGST_Queue **batch = malloc(MAX_PER_PASS * sizeof *batch);
   while (batch != NULL && !atomic_load(&vm_dead)) {
     struct pollfd p = {wake_fd, POLLIN, 0};
-    /* A periodic pass too: a wake-up is skipped when the queue's woken
-     * flag was already set by an element the drainer then took. */
-    poll(&p, 1, 100);
+    poll(&p, 1, period_ms);
     uint64_t count;
     ssize_t r = read(wake_fd, &count, sizeof count);
     (void)r;
     if (atomic_load(&vm_dead)) break;
-    if (delay_ns != 0) {
-      struct timespec ts = {(time_t)(delay_ns / 1000000000), (long)(delay_ns % 1000000000)};
-      nanosleep(&ts, NULL);
-    }
     int n;
     do {
       n = p2_registry_pending(batch, MAX_PER_PASS);

@@ -17,8 +17,13 @@
 #include "profile2.h"
 #include "queue/queue.h"
 
-/* K when the options do not say (PROFILE2_QUEUE_CAPTURE). */
-#define P2_DEFAULT_CAPTURE 8
+/* K when the options do not say (PROFILE2_QUEUE_CAPTURE). Measured in
+ * bench/RESULTS.md ("Safepoint queues"): on the queue test's recursive
+ * fixture K = 8 leaves ~3.7 % of the elements stale (CCT overlap 0.91),
+ * K = 16 none in 20,000 (overlap 1.00), for ~50 ns (~5 %) more in
+ * ASGST_Enqueue; 32 gains nothing more there. An element is 64 bytes a
+ * frame: ~1.1 KB at 16. */
+#define P2_DEFAULT_CAPTURE 16
 
 struct p2_processing_handler {
   ASGST_OnQueueSafepointHandler fn;
@@ -69,6 +74,14 @@ void p2_registry_retire(ASGST_Queue *q);
 /* Start the drainer thread if it is not running. 0 or a negative P2_E*.
  * Context: Anywhere (not in a signal handler). */
 int p2_drainer_start(void);
+
+/* Is jt (a JavaThread*) profile2's drainer? It attaches to the JVM as a
+ * daemon, so agents see it at ThreadStart; a queue on it could never be
+ * drained (it would suspend itself). Context: Anywhere. */
+bool p2_drainer_is(const void *jt);
+
+/* The drainer's period when PROFILE2_DRAIN_PERIOD_MS does not say. */
+#define P2_DRAIN_PERIOD_MS 10
 
 /* Wake the drainer for q. Context: AS-Safe (one write(2) to an eventfd). */
 void p2_drainer_wake(ASGST_Queue *q);

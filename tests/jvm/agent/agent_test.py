@@ -139,7 +139,11 @@ def scenario_cpu(a, event):
     check_hot_share(stacks, event, a.source)
     sleeper = weight(stacks, has("AgentFixture.sleeper"))
     total = weight(stacks, lambda f: True)
-    check(sleeper <= 0.02 * total, "%s: the sleeper has %d of %d samples (CPU time: almost none)" % (event, sleeper, total))
+    # Its 200 wake-ups a second do cost CPU (its samples are in JVM_Sleep,
+    # pthread_cond_timedwait, the JIT's first compile): 0.5-1 % of the
+    # samples on a quiet machine, up to ~3 % on a loaded one, where each
+    # wake-up takes longer. A wall-clock profile has it at ~50 %.
+    check(sleeper <= 0.05 * total, "%s: the sleeper has %d of %d samples (CPU time: almost none)" % (event, sleeper, total))
     with open(txt) as f:
         t = f.read()
     check(re.search(r"^lost: ", t, re.M) is not None, event + ": the summary reports lost samples")

@@ -4,7 +4,7 @@
  * has checked; see queue_agent.c. */
 public class QueueFixture {
     static native boolean done();
-    static native int report();
+    static native int report(boolean knownSplit);
     static native void checkStillSuspended(Thread t);
     static native void registerFor(Thread t);
 
@@ -88,7 +88,54 @@ public class QueueFixture {
         Thread.class.getMethod("resume").invoke(t);
     }
 
+    /* callgraph mode: a call graph whose split is known by construction.
+     * Each step calls leafA (via a1, a2) three times for one leafB (via
+     * b1), all with the same work; kept out of line so that the physical
+     * frames come and go as they would in code too big to inline. */
+    static long leafA(long x) {
+        for (int i = 0; i < 400; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static long leafB(long x) {
+        for (int i = 0; i < 400; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static long a2(long x) { return leafA(x) + 1; }
+    static long a1(long x) { return a2(x) ^ 3; }
+    static long b1(long x) { return leafB(x) - 1; }
+
+    static long step(int i, long x) {
+        return (i & 3) != 3 ? a1(x) : b1(x);
+    }
+
+    static long loop(long x) {
+        for (int i = 0; (i & 1023) != 0 || !done(); i++) x += step(i, x);
+        return x;
+    }
+
+    /* a few frames below the loop, as an application's would be */
+    static long base(int depth, long x) {
+        if (depth == 0) return loop(x);
+        return base(depth - 1, x + depth) + 1;
+    }
+
+    static void callGraph() throws Exception {
+        Thread[] ts = new Thread[2];
+        for (int i = 0; i < ts.length; i++) {
+            ts[i] = new Thread(() -> sink = base(6, 1), "worker-cg-" + i);
+            ts[i].start();
+        }
+        for (Thread t : ts) t.join();
+        System.exit(report(true));
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("callgraph")) {
+            callGraph();
+            return;
+        }
         Thread w1 = new Thread(QueueFixture::work, "worker-1");
         Thread w2 = new Thread(QueueFixture::work, "worker-2");
         w1.start();
@@ -106,6 +153,6 @@ public class QueueFixture {
         w1.join();
         w2.join();
         w3.join();
-        System.exit(report());
+        System.exit(report(false));
     }
 }

@@ -17,6 +17,16 @@
  * suspended by someone else is walked but stays suspended;
  * ASGST_Capabilities() offers ASGST_REGISTER_QUEUE.
  *
+ * The calling-context trees built from the elements and from their truths
+ * (every sample that was enqueued or compressed) must overlap by at least
+ * 0.95 (cct_overlap.h). With the fixture's `callgraph` mode (a call graph
+ * whose split is known: leafA three times as often as leafB) the queue's
+ * tree must also show that split. Options (-agentpath:...=k=4,samples=N):
+ * k, the frames captured below the first Java frame (PROFILE2_QUEUE_CAPTURE;
+ * profile2's default when absent), and samples, the signals to send. The
+ * stale rate, the overlap and the cost of ASGST_Enqueue in the handler are
+ * printed for bench/queue_capture.sh, which compares values of k.
+ *
  * Context notes: on_sigprof is a signal handler (AS-Safe calls only); the
  * queue handlers run on profile2's drainer (or the deregistering thread). */
 #include <errno.h>
@@ -35,7 +45,9 @@
 
 #include <profile2.h>
 
-#define TARGET_SAMPLES 60000
+#include "cct_overlap.h"
+
+#define MIN_OVERLAP 0.95
 #define RING (1u << 17)
 #define DEPTH 48
 #define MAX_THREADS 512
@@ -56,6 +68,24 @@ static jvmtiEnv *jvmti;
 static struct truth *truths;
 static atomic_uint weights[RING];
 static atomic_uchar processed[RING]; /* the element's handler ran */
+static atomic_uchar outcome[RING];   /* SAMPLE_*: what the handler did with the sample */
+enum { SAMPLE_NONE = 0, SAMPLE_ENQUEUED, SAMPLE_COMPRESSED };
+static int target_samples = 60000;
+static int capture_k = -1; /* profile2's default */
+
+/* ASGST_Enqueue's cost in the handler: a histogram of 10 ns buckets. */
+#define COST_BUCKETS 10000
+static atomic_uint enqueue_cost[COST_BUCKETS];
+
+/* Weight per youngest Java method of the queue's elements (callgraph mode):
+ * a small table, named at the end. */
+#define TOP_METHODS 256
+static struct {
+  ASGST_Method m;
+  double w;
+} tops[TOP_METHODS];
+static int ntops;
+static pthread_mutex_t tops_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint next_sample;
 static atomic_bool finished;
 
@@ -75,7 +105,8 @@ static atomic_long signals, enq_ok, enq_full, enq_other, compressed, compress_mi
 static atomic_int dumps; /* disagreements printed whole */
 static atomic_long stale_total, compress_other_callers, weight_late;
 
-/* profile2's counters of every queue, summed at deregistration. */
+/* profile2's counters of every queue, summed just before deregistration
+ * (the elements DeregisterQueue itself processes are not in them). */
 static struct {
   atomic_long drains, spliced, complete, stale, code_gone, late, suspend_failures, drain_ns;
 } qs_sum;
@@ -146,6 +177,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   }
   atomic_store(&t->ready, 1);
   atomic_store(&weights[idx], 1);
+  atomic_store(&outcome[idx], SAMPLE_NONE);
   /* Every other sample tries compression first. */
   if (idx & 1) {
     ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), cur;
@@ -165,17 +197,24 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
       atomic_fetch_add(&weights[other], 1);
       if (atomic_load(&processed[other])) atomic_fetch_add(&weight_late, atomic_exchange(&weights[other], 0));
       atomic_fetch_add(&compressed, 1);
+      atomic_store(&outcome[idx], SAMPLE_COMPRESSED);
       goto out;
     }
   }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = ASGST_Enqueue(q, uc, (void *)(uintptr_t)idx);
-  if (rc > 0)
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+  atomic_fetch_add(&enqueue_cost[ns / 10 < COST_BUCKETS ? ns / 10 : COST_BUCKETS - 1], 1);
+  if (rc > 0) {
     atomic_fetch_add(&enq_ok, 1);
-  else if (rc == ASGST_ENQUEUE_FULL_QUEUE)
+    atomic_store(&outcome[idx], SAMPLE_ENQUEUED);
+  } else if (rc == ASGST_ENQUEUE_FULL_QUEUE)
     atomic_fetch_add(&enq_full, 1);
   else
     atomic_fetch_add(&enq_other, 1);
-  if (atomic_load(&next_sample) >= TARGET_SAMPLES) atomic_store(&finished, true);
+  if (atomic_load(&next_sample) >= (unsigned)target_samples) atomic_store(&finished, true);
 out:
   errno = saved;
 }
@@ -193,6 +232,17 @@ static void dump_mismatch(const char *what, const struct truth *t, const ASGST_M
             i < t->n && i < n && (t->f[i].m != m[i] || t->f[i].bci != bci[i]) ? "  <--" : "");
 }
 
+static void add_top(ASGST_Method m, double w) {
+  pthread_mutex_lock(&tops_lock);
+  int i = 0;
+  while (i < ntops && tops[i].m != m) i++;
+  if (i < TOP_METHODS) {
+    if (i == ntops) tops[ntops++].m = m;
+    tops[i].w += w;
+  }
+  pthread_mutex_unlock(&tops_lock);
+}
+
 /* Context: queue handler. */
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   (void)queue_arg;
@@ -200,7 +250,8 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   const struct truth *t = &truths[idx];
   atomic_fetch_add(&handled, 1);
   atomic_store(&processed[idx], 1);
-  atomic_fetch_add(&weight_seen, atomic_exchange(&weights[idx], 0));
+  unsigned weight = atomic_exchange(&weights[idx], 0);
+  atomic_fetch_add(&weight_seen, weight);
   ASGST_Frame f;
   int n = 0, rc;
   bool agree = true;
@@ -211,6 +262,12 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     if (n < DEPTH) seen_m[n] = f.method, seen_bci[n] = f.bci;
     n++;
   }
+  enum cct_root root = rc == PROFILE2_STALE_ELEMENT                        ? CCT_STALE
+                       : rc != 0 && rc != PROFILE2_CONTINUATION_BOUNDARY ? CCT_ERROR
+                       : n > DEPTH                                       ? CCT_DEEP
+                                                                         : CCT_ROOTED;
+  cct_add(CCT_QUEUE, root, (void *const *)seen_m, seen_bci, n < DEPTH ? n : DEPTH, weight);
+  if (n > 0) add_top(seen_m[0], weight);
   if (rc == PROFILE2_STALE_ELEMENT) {
     atomic_fetch_add(&stale_total, 1);
     if (agree && n <= t->total) {
@@ -304,6 +361,8 @@ static struct qthread *add_thread(int tid) {
   return &threads[i];
 }
 
+static int queue_options(void) { return capture_k >= 0 ? PROFILE2_QUEUE_CAPTURE(capture_k) : 0; }
+
 static void setup_queue(struct qthread *qt, ASGST_Queue *q) {
   if (q == NULL) {
     fprintf(stderr, "queue test: queue registration failed\n");
@@ -325,7 +384,7 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread) 
   if (!mine) return;
   struct qthread *qt = add_thread((int)syscall(SYS_gettid));
   qt->thread = (*jni)->NewGlobalRef(jni, thread);
-  setup_queue(qt, ASGST_RegisterQueue(jni, 32, 0, on_element, qt));
+  setup_queue(qt, ASGST_RegisterQueue(jni, 32, queue_options(), on_element, qt));
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
@@ -353,7 +412,7 @@ JNIEXPORT void JNICALL Java_QueueFixture_registerFor(JNIEnv *env, jclass c, jobj
   }
   struct qthread *qt = add_thread(tid);
   qt->thread = (*env)->NewGlobalRef(env, thread);
-  setup_queue(qt, profile2_register_queue_for_thread(env, thread, 32, 0, on_element, qt));
+  setup_queue(qt, profile2_register_queue_for_thread(env, thread, 32, queue_options(), on_element, qt));
 }
 
 /* Called while the fixture holds the thread suspended (Thread.suspend):
@@ -387,7 +446,68 @@ static void *sampler(void *arg) {
   return NULL;
 }
 
-JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c) {
+/* The value below which a share p of the enqueue costs lies, in ns. */
+static long cost_percentile(double p) {
+  long total = 0, seen = 0;
+  for (int i = 0; i < COST_BUCKETS; i++) total += atomic_load(&enqueue_cost[i]);
+  for (int i = 0; i < COST_BUCKETS; i++) {
+    seen += atomic_load(&enqueue_cost[i]);
+    if (seen > 0 && seen >= p * (double)total) return (i + 1) * 10L;
+  }
+  return -1;
+}
+
+/* The queue's tree against the truths' (every sample that became or joined
+ * an element), after the last drain. 0 or the test's failure code. */
+static int check_trees(void) {
+  unsigned n = atomic_load(&next_sample);
+  for (unsigned i = 0; i < n && i < RING; i++) {
+    const struct truth *t = &truths[i];
+    if (atomic_load(&outcome[i]) == SAMPLE_NONE || !atomic_load(&t->ready)) continue;
+    ASGST_Method m[DEPTH];
+    int32_t bci[DEPTH];
+    for (int k = 0; k < t->n; k++) m[k] = t->f[k].m, bci[k] = t->f[k].bci;
+    enum cct_root root = t->end != 0 && t->end != PROFILE2_CONTINUATION_BOUNDARY ? CCT_ERROR
+                         : t->total > DEPTH                                     ? CCT_DEEP
+                                                                                : CCT_ROOTED;
+    cct_add(CCT_TRUTH, root, (void *const *)m, bci, t->n, 1);
+  }
+  struct cct_result r;
+  cct_compare(&r);
+  long handled_n = atomic_load(&handled);
+  char k[16];
+  snprintf(k, sizeof k, capture_k >= 0 ? "%d" : "default", capture_k);
+  printf("queue test: K=%s: %.2f %% of %ld elements stale; CCT overlap %.4f (whole stacks %.4f), %ld/%ld edges, "
+         "weight %.0f/%.0f (truth/queue), %ld dropped; ASGST_Enqueue in the handler: median %ld ns, p99 %ld ns\n",
+         k, handled_n ? 100.0 * atomic_load(&stale_total) / handled_n : 0.0, handled_n, r.overlap,
+         r.stack_overlap, r.edges[0], r.edges[1], r.weight[0], r.weight[1], r.dropped, cost_percentile(0.5),
+         cost_percentile(0.99));
+  return r.overlap < MIN_OVERLAP || r.dropped != 0 ? 19 : 0;
+}
+
+/* callgraph mode: leafA is called three times as often as leafB, with the
+ * same work. Context: after the last drain. */
+static int check_split(void) {
+  double a = 0, b = 0, all = 0;
+  for (int i = 0; i < ntops; i++) {
+    char name[64];
+    ASGST_MethodInfo info;
+    memset(&info, 0, sizeof info);
+    info.method_name = name;
+    info.method_name_length = sizeof name;
+    ASGST_GetMethodInfo(tops[i].m, &info);
+    if (info.method_name_length > 0 && strcmp(name, "leafA") == 0) a += tops[i].w;
+    if (info.method_name_length > 0 && strcmp(name, "leafB") == 0) b += tops[i].w;
+    all += tops[i].w;
+  }
+  double share = a + b > 0 ? a / (a + b) : 0;
+  printf("queue test: callgraph: leafA %.0f, leafB %.0f of %.0f weight on top: leafA's share %.3f (0.75 by "
+         "construction)\n",
+         a, b, all, share);
+  return share < 0.70 || share > 0.80 || (a + b) < 0.5 * all ? 20 : 0;
+}
+
+JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean known_split) {
   (void)env, (void)c;
   atomic_store(&finished, true);
   /* Deregister what is left (the main thread's queue does not exist; the
@@ -447,9 +567,14 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c) {
   if (atomic_load(&resize_failures) || atomic_load(&resize_checks) == 0) rc = 14;
   if (atomic_load(&resumed_other)) rc = 15;
   if (atomic_load(&end_calls) >= 1000000 || atomic_load(&end_calls) == 0) rc = 16;
-  if (atomic_load(&enq_ok) < TARGET_SAMPLES / 4 || atomic_load(&jvmti_stacks) == 0) rc = 17;
+  if (atomic_load(&enq_ok) < target_samples / 4 || atomic_load(&jvmti_stacks) == 0) rc = 17;
   /* Errors other than stale must stay rare (an element whose code went away). */
   if (atomic_load(&elem_error) * 100 > atomic_load(&handled)) rc = 18;
+  int trees = check_trees();
+  if (rc == 0) rc = trees;
+  int split = known_split ? check_split() : 0;
+  if (rc == 0) rc = split;
+  fflush(stdout);
   return rc;
 }
 
@@ -460,6 +585,7 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
             ASGST_Capabilities());
     exit(4);
   }
+  if (!cct_init()) exit(4);
   truths = mmap(NULL, RING * sizeof *truths, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (truths == MAP_FAILED) exit(4);
   struct sigaction sa;
@@ -472,9 +598,36 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
   pthread_detach(t);
 }
 
+/* k=N and samples=N, comma-separated. */
+static bool parse_options(const char *options) {
+  for (const char *p = options; p != NULL && *p != '\0';) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char *end;
+    if (strncmp(p, "k=", 2) == 0) {
+      long v = strtol(p + 2, &end, 10);
+      if (end != p + len || end == p + 2 || v < 0 || v > 64) goto bad;
+      capture_k = (int)v;
+    } else if (strncmp(p, "samples=", 8) == 0) {
+      long v = strtol(p + 8, &end, 10);
+      if (end != p + len || end == p + 8 || v < 1000 || v >= (long)RING) goto bad;
+      target_samples = (int)v;
+    } else {
+      goto bad;
+    }
+    p = comma ? comma + 1 : NULL;
+    continue;
+  bad:
+    fprintf(stderr, "queue test: bad option '%.*s' (k=0..64, samples=1000..%u)\n", (int)len, p, RING - 1);
+    return false;
+  }
+  return true;
+}
+
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
-  (void)options, (void)reserved;
+  (void)reserved;
   the_vm = vm;
+  if (!parse_options(options)) return JNI_ERR;
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
   /* No can_suspend here: HotSpot lets one JVMTI environment hold it, and
    * profile2's queues need it. The fixture suspends with Thread.suspend. */
