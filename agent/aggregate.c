@@ -18,6 +18,7 @@ void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_op
   p2_idmap_init(&a->native_frames);
   p2_idmap_init(&a->thread_frames);
   p2_idmap_init(&a->marker_frames);
+  p2_idmap_init(&a->thread_index);
 }
 
 void p2_agg_destroy(struct p2_aggregator *a) {
@@ -25,6 +26,8 @@ void p2_agg_destroy(struct p2_aggregator *a) {
   p2_idmap_destroy(&a->native_frames);
   p2_idmap_destroy(&a->thread_frames);
   p2_idmap_destroy(&a->marker_frames);
+  p2_idmap_destroy(&a->thread_index);
+  free(a->threads);
   free(a->match);
   free(a->path);
   memset(a, 0, sizeof *a);
@@ -97,6 +100,63 @@ static uint32_t thread_frame(struct p2_aggregator *a, uint32_t tid) {
   id = p2_cct_frame(a->cct, label, P2_FRAME_THREAD, 0, NULL);
   if (id != P2_CCT_NONE) p2_idmap_put(&a->thread_frames, tid, id);
   return id;
+}
+
+/* The per-thread entry of tid (created with its current name), or NULL
+ * when out of memory. */
+static struct p2_output_thread *thread_entry(struct p2_aggregator *a, uint32_t tid, const char *name) {
+  uint32_t i;
+  if (p2_idmap_get(&a->thread_index, tid, &i)) return &a->threads[i];
+  if (a->nthreads == a->threads_cap) {
+    size_t cap = a->threads_cap ? 2 * a->threads_cap : 64;
+    struct p2_output_thread *t = realloc(a->threads, cap * sizeof *t);
+    if (t == NULL) return NULL;
+    a->threads = t;
+    a->threads_cap = cap;
+  }
+  if (!p2_idmap_put(&a->thread_index, tid, (uint32_t)a->nthreads)) return NULL;
+  struct p2_output_thread *t = &a->threads[a->nthreads++];
+  memset(t, 0, sizeof *t);
+  t->tid = tid;
+  if (name != NULL) {
+    snprintf(t->name, sizeof t->name, "%s", name);
+  } else {
+    p2_threads_name_of((int)tid, t->name, sizeof t->name);
+    if (t->name[0] == '\0') p2_threads_comm((int)tid, t->name, sizeof t->name);
+  }
+  return t;
+}
+
+bool p2_agg_merge_threads(struct p2_aggregator *a, const struct p2_aggregator *src) {
+  bool ok = true;
+  for (size_t i = 0; i < src->nthreads; i++) {
+    const struct p2_output_thread *s = &src->threads[i];
+    struct p2_output_thread *t = thread_entry(a, s->tid, s->name);
+    if (t == NULL) {
+      ok = false;
+      continue;
+    }
+    t->weight += s->weight;
+    t->samples += s->samples;
+  }
+  a->unnamed_java += src->unnamed_java;
+  a->unnamed_native += src->unnamed_native;
+  return ok;
+}
+
+/* Names the aggregator or methods.c give frames it cannot name. */
+static void count_unnamed(struct p2_aggregator *a, const uint32_t *path, size_t n) {
+  bool java = false, native = false;
+  for (size_t i = 0; i < n; i++) {
+    const struct p2_frame_desc *f = &a->cct->frames[path[i]];
+    if (f->name[0] != '[') continue;
+    if (f->kind <= P2_FRAME_JAVA)
+      java = java || strcmp(f->name, "[unknown_Java]") == 0 || strncmp(f->name, "[unknown_class].", 16) == 0;
+    else if (f->kind == P2_FRAME_NATIVE)
+      native = native || strcmp(f->name, "[unknown]") == 0;
+  }
+  a->unnamed_java += java;
+  a->unnamed_native += native;
 }
 
 /* Whether a frame matches the include (2) / exclude (4) patterns. */
@@ -206,5 +266,11 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
   } else {
     a->added++;
     a->tier_weight[youngest_java_tier(r)] += r->weight;
+    count_unnamed(a, a->path, n);
+    struct p2_output_thread *t = thread_entry(a, r->tid, NULL);
+    if (t != NULL) {
+      t->weight += r->weight;
+      t->samples++;
+    }
   }
 }

@@ -23,6 +23,7 @@
 #include "agent/cct.h"
 #include "agent/idmap.h"
 #include "agent/options.h"
+#include "agent/output.h"
 #include "agent/records.h"
 
 /* Marker: a sample whose frames were captured but could not be joined to
@@ -52,6 +53,17 @@ struct p2_aggregator {
   /* Weight of the samples in the profile by the tier of their youngest
    * Java frame (seeds/003: interpreted vs compiled time), whatever `tiers`. */
   uint64_t tier_weight[P2_TIER_COUNT];
+  /* Weight and samples in the profile per thread (tid), in the order first
+   * seen; the name is the thread's when its first sample was added (Java
+   * name, else /proc comm). A recycled tid adds to the earlier thread's
+   * entry. */
+  struct p2_output_thread *threads;
+  size_t nthreads, threads_cap;
+  struct p2_idmap thread_index; /* tid -> index in threads */
+  /* Samples in the profile with a frame that has no name: a Java method
+   * that could not be named ([unknown_Java], [unknown_class].m), or a
+   * native pc outside every module ([unknown]). */
+  uint64_t unnamed_java, unnamed_native;
 };
 
 void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_options *o, bool wall);
@@ -62,5 +74,10 @@ void p2_agg_reset(struct p2_aggregator *a, struct p2_cct *cct);
 
 /* Add one sample. */
 void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r);
+
+/* Add src's per-thread weights and unnamed-frame counts to a's (the
+ * profile of src's tree was merged into a's). false when out of memory
+ * (some threads' weights then stay out). */
+bool p2_agg_merge_threads(struct p2_aggregator *a, const struct p2_aggregator *src);
 
 #endif

@@ -46,6 +46,14 @@ struct p2_output_stat {
   char value[256];
 };
 
+/* A thread's share of the profile, for the text summary's "samples per
+ * thread" section. */
+struct p2_output_thread {
+  uint32_t tid;
+  char name[64]; /* Java name, or /proc comm; "" if unknown */
+  uint64_t weight, samples;
+};
+
 /* What the writers need besides the tree. */
 struct p2_output_meta {
   const char *title;    /* e.g. "profile2: cpu, 10 ms, pid 1234 java -jar app.jar" */
@@ -58,6 +66,12 @@ struct p2_output_meta {
   bool lines;           /* append ":line" to frames with a line */
   const struct p2_output_stat *stats; /* summary lines (samples, lost, errors, ...) */
   size_t nstats;
+  /* Weight per thread, any order (the text writer sorts): the samples of
+   * the tree by the thread they were taken on. NULL when unknown (a tree
+   * read back from collapsed stacks): the text summary then has no
+   * per-thread section. The other formats ignore it. */
+  const struct p2_output_thread *threads;
+  size_t nthreads;
 };
 
 /* Write t in format to path (see the atomic-replace rule above). Returns 0,

@@ -1,6 +1,6 @@
-/* The summary: the title and the run's statistics, the methods that took
- * the most weight themselves and with their callees, and the hottest
- * stacks. Plain ASCII layout for a terminal or a log.
+/* The summary: the title and the run's statistics, the weight per thread,
+ * the methods that took the most weight themselves and with their callees,
+ * and the hottest stacks. Plain ASCII layout for a terminal or a log.
  *
  * A "method" here is a frame name without tier suffix or line: the
  * question is which code is hot, not in which tier. A method's total
@@ -15,6 +15,7 @@
 #include "agent/strtab.h"
 
 #define TOP_METHODS 20
+#define TOP_THREADS 20
 #define TOP_STACKS 10
 #define STACK_FRAMES_SHOWN 64
 
@@ -88,6 +89,57 @@ static void put_methods(FILE *out, const struct p2_output_meta *meta, const stru
     putc('\n', out);
   }
   if (shown == 0) fputs("  (none)\n", out);
+}
+
+static int by_thread_weight(const void *a, const void *b) {
+  const struct p2_output_thread *x = *(const struct p2_output_thread *const *)a;
+  const struct p2_output_thread *y = *(const struct p2_output_thread *const *)b;
+  if (x->weight != y->weight) return x->weight > y->weight ? -1 : 1;
+  if (x->samples != y->samples) return x->samples > y->samples ? -1 : 1;
+  return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The threads by weight, heaviest first: the TOP_THREADS heaviest, then
+ * one line for the rest. Shares are of the whole tree's weight, as in the
+ * method tables. */
+static int put_threads(FILE *out, const struct p2_output_meta *meta, uint64_t all) {
+  const struct p2_output_thread **order = malloc((meta->nthreads + 1) * sizeof *order);
+  if (!order) return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < meta->nthreads; i++)
+    if (meta->threads[i].weight != 0 || meta->threads[i].samples != 0) order[n++] = &meta->threads[i];
+  qsort(order, n, sizeof *order, by_thread_weight);
+  heading(out, "Samples per thread");
+  fprintf(out, "%4s  %12s  %7s  %10s  %s\n", "rank", "weight", "%", "samples", "thread");
+  char wbuf[32];
+  size_t i = 0;
+  for (; i < n && i < TOP_THREADS; i++) {
+    fmt_weight(meta, order[i]->weight, wbuf, sizeof wbuf);
+    fprintf(out, "%4zu  %12s  %6.2f%%  %10" PRIu64 "  ", i + 1, wbuf, percent(order[i]->weight, all),
+            order[i]->samples);
+    if (order[i]->name[0] != '\0') {
+      /* name[] need not be NUL-terminated by whoever filled it */
+      char name[sizeof order[i]->name + 1];
+      memcpy(name, order[i]->name, sizeof order[i]->name);
+      name[sizeof order[i]->name] = '\0';
+      put_name(out, name);
+      putc(' ', out);
+    }
+    fprintf(out, "tid=%" PRIu32 "\n", order[i]->tid);
+  }
+  if (i < n) {
+    uint64_t w = 0, s = 0;
+    for (size_t k = i; k < n; k++) {
+      w += order[k]->weight;
+      s += order[k]->samples;
+    }
+    fmt_weight(meta, w, wbuf, sizeof wbuf);
+    fprintf(out, "      ... %zu more threads: %s (%.2f%%), %" PRIu64 " samples\n", n - i, wbuf,
+            percent(w, all), s);
+  }
+  if (n == 0) fputs("  (none)\n", out);
+  free(order);
+  return 0;
 }
 
 /* Self and total per method. The walk visits nodes in preorder and leaves
@@ -193,6 +245,10 @@ static int write_text(const struct p2_cct *t, const struct p2_output_meta *meta,
   fmt_weight(meta, root->total_weight, wbuf, sizeof wbuf);
   fprintf(out, "total: %" PRIu64 " samples, %s of %s\n", root->total_samples, wbuf,
           meta->event ? meta->event : "samples");
+  if (meta->threads && put_threads(out, meta, root->total_weight) != 0) {
+    errno = ENOMEM;
+    goto out;
+  }
 
   for (int total = 0; total <= 1; total++) {
     for (uint32_t i = 0; i < methods.n; i++) order[i] = i;

@@ -248,3 +248,8 @@ void p2_sampler_reset_stats(void) {
 void p2_sampler_count_enqueued(bool compressed) { count(compressed ? &st.compressed : &st.enqueued); }
 
 void p2_sampler_count_lost(enum p2_lost_reason r) { count(&st.lost[r]); }
+
+void p2_sampler_count_walk(int error, bool truncated) {
+  if (error != 0) count_error(error);
+  if (truncated) count(&st.truncated);
+}

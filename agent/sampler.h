@@ -91,6 +91,12 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
 void p2_sampler_count_enqueued(bool compressed);
 void p2_sampler_count_lost(enum p2_lost_reason r);
 
+/* A walk finished outside the handler (a drained queue element) that
+ * ended with error (0: none) or was cut at `depth`: counted with the
+ * handler's walks, so that every [error:N] and [truncated] frame of the
+ * profile has its counter. Context: AS-Safe. */
+void p2_sampler_count_walk(int error, bool truncated);
+
 /* Walk error codes that mean "a complete stack" (a virtual thread's
  * continuation boundary). Context: AS-Safe. */
 bool p2_sampler_complete_end(int code);

@@ -11,6 +11,7 @@
 #include "agent/log.h"
 #include "agent/methods.h"
 #include "agent/records.h"
+#include "agent/sampler.h"
 #include "agent/threads.h"
 
 /* An element's arg carries the sample: its weight above 4 bits of thread
@@ -68,6 +69,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     r->error = (int16_t)rc;
     atomic_fetch_add(rc == PROFILE2_CODE_GONE ? &code_gone : &errors, 1);
   }
+  p2_sampler_count_walk(r->error, (r->flags & P2_REC_TRUNCATED) != 0);
   atomic_fetch_add(&drained, 1);
   if (r->weight == 0) r->weight = 1;
   pthread_mutex_lock(sq.lock);

@@ -161,7 +161,10 @@ static void rescan(void) {
   size_t live = p2_threads_live_tids(NULL, 0, false);
   int *known = malloc((live + 1) * sizeof *known);
   if (known != NULL) {
-    live = p2_threads_live_tids(known, live + 1, false);
+    /* It returns how many there are now: threads may have started since
+     * the count above (ASan caught the read past the buffer). */
+    size_t now = p2_threads_live_tids(known, live + 1, false);
+    live = now < live + 1 ? now : live + 1;
     for (size_t i = 0; i < live; i++) {
       bool found = false;
       for (size_t j = 0; j < n && !found; j++) found = tids[j] == known[i];
@@ -311,8 +314,14 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   if (p2_methods_full())
     add_stat(st, &n, max, "methods unnamed", "%llu frames (method table full)",
              (unsigned long long)p2_methods_full());
+  add_stat(st, &n, max, "unnamed frames",
+           "%llu samples with a Java method not named ([unknown_Java]), %llu with native code outside every "
+           "module ([unknown])",
+           (unsigned long long)s.agg.unnamed_java, (unsigned long long)s.agg.unnamed_native);
   return n;
 }
+
+static const struct p2_output_thread no_threads[1];
 
 /* Write the files; caller holds session_lock. */
 static int write_files(char *const *files, int nfiles, char *err, size_t errlen, bool log_summary) {
@@ -338,6 +347,8 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
       .lines = s.opt.lines,
       .stats = stats,
       .nstats = nstats,
+      .threads = s.agg.threads != NULL ? s.agg.threads : no_threads, /* non-NULL: the section is written */
+      .nthreads = s.agg.nthreads,
   };
   char written[1024] = "";
   size_t at = 0;
@@ -400,15 +411,17 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   pthread_mutex_lock(&session_lock);
   int rc = -1;
   struct p2_cct carry;
+  struct p2_aggregator carry_agg; /* its per-thread weights; its tree is carry */
   bool have_carry = false;
   if (s.running && s.paused && !s.java && java) {
     /* LD_PRELOAD: the JVM is up; the native session's profile carries
      * over into the Java session. */
     stop_locked();
     carry = s.cct;
+    carry_agg = s.agg;
     have_carry = true;
     s.carried_samples = s.agg.added;
-    p2_agg_destroy(&s.agg);
+    memset(&s.agg, 0, sizeof s.agg); /* moved to carry_agg */
     p2_options_free(&s.opt);
     s.have_profile = false;
     pthread_mutex_lock(&profile_lock);
@@ -491,7 +504,10 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   if (have_carry) {
     if (p2_cct_merge(&s.cct, &carry) != 0)
       p2_log_error("out of memory: the samples taken before the JVM started are lost");
+    else
+      p2_agg_merge_threads(&s.agg, &carry_agg);
     p2_cct_destroy(&carry);
+    p2_agg_destroy(&carry_agg);
     have_carry = false;
   }
   s.thread_errors = 0;
@@ -544,7 +560,10 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   s.paused = false;
   rc = 0;
 out:
-  if (have_carry) p2_cct_destroy(&carry);
+  if (have_carry) {
+    p2_cct_destroy(&carry);
+    p2_agg_destroy(&carry_agg);
+  }
   pthread_mutex_unlock(&session_lock);
   return rc;
 }

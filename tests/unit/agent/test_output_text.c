@@ -145,3 +145,68 @@ Test(text, empty_tree_says_none) {
   free(text);
   p2_cct_destroy(&t);
 }
+
+Test(text, threads_ranked_by_weight_top_twenty_then_the_rest) {
+  struct p2_cct t;
+  p2_cct_init(&t);
+  fx_add(&t, "main;work", 1000);
+  p2_cct_totals(&t);
+  /* 25 threads, given in no order: weight 10 * (i + 1) for tid 100 + i;
+   * one without a name, one with a control character, one with no
+   * samples (left out). */
+  struct p2_output_thread threads[26];
+  memset(threads, 0, sizeof threads);
+  for (int i = 0; i < 25; i++) {
+    int k = (i * 7) % 25; /* a permutation of 0..24 */
+    threads[k].tid = (uint32_t)(100 + i);
+    threads[k].weight = (uint64_t)(10 * (i + 1));
+    threads[k].samples = (uint64_t)(i + 1);
+    if (i >= 22)
+      snprintf(threads[k].name, sizeof threads[k].name, "%s", i == 24 ? "main" : i == 23 ? "" : "bad\nname");
+    else
+      snprintf(threads[k].name, sizeof threads[k].name, "worker-%d", i);
+  }
+  threads[25].tid = 7; /* no samples */
+  snprintf(threads[25].name, sizeof threads[25].name, "idle");
+  struct p2_output_meta meta = {
+      .unit = "nanoseconds", .interval = 1000000, .threads = threads, .nthreads = 26};
+  char *text = text_of(&t, &meta);
+  char *sec = section(text, "Samples per thread");
+  /* Before the method tables, after the totals. */
+  cr_assert_lt(strstr(text, "Samples per thread"), strstr(text, "Top methods by self weight"));
+  cr_assert_lt(strstr(text, "\ntotal: "), strstr(text, "Samples per thread"));
+  cr_assert_not_null(strstr(sec, "rank        weight        %     samples  thread\n"), "%s", sec);
+  /* 250 of 1000 weight steps of 1 ms: 25 %. */
+  cr_assert_not_null(strstr(sec, "   1     250.00 ms   25.00%          25  main tid=124\n"), "%s", sec);
+  cr_assert_not_null(strstr(sec, "   2     240.00 ms   24.00%          24  tid=123\n"), "%s", sec);
+  cr_assert_not_null(strstr(sec, "   3     230.00 ms   23.00%          23  bad?name tid=122\n"), "%s", sec);
+  cr_assert_not_null(strstr(sec, "  20      60.00 ms    6.00%           6  worker-5 tid=105\n"), "%s", sec);
+  cr_assert_null(strstr(sec, "\n  21  "), "%s", sec);
+  /* The rest: tids 100..104, weights 10..50, samples 1..5. */
+  cr_assert_not_null(strstr(sec, "      ... 5 more threads: 150.00 ms (15.00%), 15 samples\n"), "%s", sec);
+  cr_assert_null(strstr(sec, "idle"), "%s", sec);
+  free(sec);
+  free(text);
+  p2_cct_destroy(&t);
+}
+
+Test(text, threads_section_only_when_threads_are_known) {
+  struct p2_cct t;
+  p2_cct_init(&t);
+  fx_add(&t, "a", 3);
+  p2_cct_totals(&t);
+  struct p2_output_meta meta = fx_meta();
+  char *text = text_of(&t, &meta);
+  cr_assert_null(strstr(text, "Samples per thread"), "%s", text);
+  free(text);
+  /* Known, but none sampled. */
+  static const struct p2_output_thread none[1];
+  meta.threads = none;
+  meta.nthreads = 0;
+  text = text_of(&t, &meta);
+  char *sec = section(text, "Samples per thread");
+  cr_assert_not_null(strstr(sec, "  (none)\n"), "%s", sec);
+  free(sec);
+  free(text);
+  p2_cct_destroy(&t);
+}
