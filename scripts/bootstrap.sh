@@ -10,8 +10,9 @@
 # applies MESON_OPTIONs, and builds it with ninja. Idempotent: a second run
 # installs nothing and rebuilds only what changed. Quiet: prints nothing on
 # success; on failure prints the failing step's output and, last, one line
-# naming the step. Temurin 25 is not needed: the build uses it for the JVM
-# tests only when it is present (meson option -Djdk25=).
+# naming the step. With PROFILE2_TEST_PACKAGES=1 in the environment it
+# also installs what only the tests use. Temurin 25 is not needed: the build
+# uses it for the JVM tests only when it is present (meson option -Djdk25=).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,14 @@ packages=(
   openjdk-17-jdk-headless # jni.h/jvmti.h to build against; java/javac for the JVM tests
   python3
 )
+# What only the tests need (scripts/test.sh sets PROFILE2_TEST_PACKAGES=1).
+if [[ ${PROFILE2_TEST_PACKAGES:-0} == 1 ]]; then
+  packages+=(
+    chromium                      # the flame graph page in headless Chromium (agent-html-chromium)
+    libxalan2-java libxerces2-java # Xalan's XSLT processor, profiled end to end (tests/jvm/e2e)
+    libh2-java                    # the H2 SQL engine, profiled end to end (tests/jvm/e2e)
+  )
+fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/profile2-bootstrap.XXXXXX")
 trap 'rm -f "$log"' EXIT

@@ -12,6 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 failed=()
+export PROFILE2_TEST_PACKAGES=1 # scripts/bootstrap.sh: the tests' packages too
 
 bash scripts/bootstrap.sh build
 meson test -C build --print-errorlogs || failed+=("meson test -C build")
