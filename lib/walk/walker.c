@@ -142,8 +142,10 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   if ((rc = load_ptr(p2_addr(anchor, h->anchor_pc), &pc)) != 0 ||
       (rc = load_ptr(p2_addr(anchor, h->anchor_fp), &fp)) != 0)
     return rc;
-  if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
+  /* sp first: a garbage anchor (fuzzed input) must not be offset (UBSan:
+   * pointer overflow). */
   if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
+  if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
   /* The C code that called into Java (JavaCalls::call and its callers)
    * lies between the call stub's frame and the older Java frames. */
   const char *stub_ret, *stub_caller_fp;
