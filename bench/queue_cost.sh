@@ -37,13 +37,10 @@ wall_queues=${WALL_QUEUES:-64 8}
 jdk17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 jdk25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
-fail() { echo "queue_cost.sh: $*" >&2; exit 1; }
-
-[ -f "$build/build.ninja" ] || fail "no meson build in $build (meson setup $build)"
-ninja -C "$build" >/dev/null || fail "ninja -C $build failed"
-sanitize=$(meson introspect "$build" --buildoptions |
-  python3 -c 'import json,sys; print({x["name"]: x["value"] for x in json.load(sys.stdin)}["sanitize"])')
-[ "$sanitize" = none ] || fail "$build is a -Dsanitize=$sanitize build: its numbers would measure the sanitizer"
+name=queue_cost.sh
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+bench_check_build "$build"
 
 # The agent is a customer of the library, built through meson's
 # uninstalled pkg-config file like any profiler would be.

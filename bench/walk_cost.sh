@@ -26,14 +26,10 @@ batches=${BATCHES:-5}
 signals=${SIGNALS:-2000}
 depths=${DEPTHS:-10 100 1000}
 
-fail() { echo "walk_cost.sh: $*" >&2; exit 1; }
-
-[ -f "$build/build.ninja" ] || fail "no meson build in $build (meson setup $build)"
-ninja -C "$build" >/dev/null || fail "ninja -C $build failed"
-opts=$(meson introspect "$build" --buildoptions |
-  python3 -c 'import json,sys; o={x["name"]: x["value"] for x in json.load(sys.stdin)}; print(o["buildtype"], o["sanitize"])')
-read -r buildtype sanitize <<<"$opts"
-[ "$sanitize" = none ] || fail "$build is a -Dsanitize=$sanitize build: its numbers would measure the sanitizer"
+name=walk_cost.sh
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
+bench_check_build "$build"
 
 # The agent is a customer of the library: built against the build tree
 # through meson's uninstalled pkg-config file, like any profiler would be.

@@ -1,0 +1,20 @@
+# Shared by the bench/*.sh scripts (sourced): the checks every study makes
+# on the build it measures. The caller sets `name` (for messages) first.
+
+fail() {
+  echo "$name: $*" >&2
+  exit 1
+}
+
+# bench_check_build BUILD: BUILD is a meson build dir, up to date, and not a
+# sanitizer build (whose numbers would measure the sanitizer). Sets
+# `buildtype` and `sanitize` for the caller's report.
+bench_check_build() {
+  local build=$1 opts
+  [ -f "$build/build.ninja" ] || fail "no meson build in $build (meson setup $build)"
+  ninja -C "$build" >/dev/null || fail "ninja -C $build failed"
+  opts=$(meson introspect "$build" --buildoptions |
+    python3 -c 'import json,sys; o={x["name"]: x["value"] for x in json.load(sys.stdin)}; print(o["buildtype"], o["sanitize"])')
+  read -r buildtype sanitize <<<"$opts"
+  [ "$sanitize" = none ] || fail "$build is a -Dsanitize=$sanitize build: its numbers would measure the sanitizer"
+}
