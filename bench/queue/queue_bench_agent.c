@@ -61,7 +61,7 @@ static __thread struct bthread *self __attribute__((tls_model("initial-exec")));
 static struct {
   uint64_t t_ns;
   atomic_uint weight;
-} *slots;
+} * slots;
 static atomic_uint next_slot;
 static atomic_uint latency[LAT_BUCKETS];
 static atomic_bool sampling;
@@ -69,9 +69,7 @@ static jvmtiEnv *jvmti;
 
 static atomic_long signals, walks, walk_failed, enqueued, compressed, full, other, no_java, handled, stale,
     elem_errors, weight_seen, frames_seen;
-static struct {
-  atomic_long drains, drain_ns, spliced, complete, stale, suspend_failures;
-} qs;
+static struct { atomic_long drains, drain_ns, spliced, complete, stale, suspend_failures; } qs;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -177,8 +175,8 @@ static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread) 
   struct bthread *t = &threads[i];
   atomic_store(&t->tid, (int)syscall(SYS_gettid));
   if (opt.mode == MODE_QUEUE) {
-    ASGST_Queue *q = ASGST_RegisterQueue(jni, opt.queue, opt.k >= 0 ? PROFILE2_QUEUE_CAPTURE(opt.k) : 0,
-                                         on_element, NULL);
+    ASGST_Queue *q =
+        ASGST_RegisterQueue(jni, opt.queue, opt.k >= 0 ? PROFILE2_QUEUE_CAPTURE(opt.k) : 0, on_element, NULL);
     if (q == NULL) {
       fprintf(stderr, "queue bench: ASGST_RegisterQueue failed\n");
       exit(3);
@@ -251,12 +249,14 @@ static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
          "walk_failed=%ld enqueued=%ld compressed=%ld full=%ld other=%ld no_java=%ld handled=%ld stale=%ld "
          "elem_errors=%ld weight=%ld frames=%ld latency_p50_us=%ld latency_p99_us=%ld drains=%ld "
          "held_per_drain_us=%.1f spliced=%ld suspend_failures=%ld cpu_s=%.2f\n",
-         opt.mode == MODE_NONE ? "none" : opt.mode == MODE_SIGNAL ? "signal" : "queue", opt.wall ? "wall" : "cpu",
-         opt.interval_us, opt.compress, opt.k, opt.queue, atomic_load(&nthreads), atomic_load(&signals),
-         atomic_load(&walks), atomic_load(&walk_failed), atomic_load(&enqueued), atomic_load(&compressed),
-         atomic_load(&full), atomic_load(&other), atomic_load(&no_java), atomic_load(&handled),
-         atomic_load(&stale), atomic_load(&elem_errors), atomic_load(&weight_seen), atomic_load(&frames_seen),
-         opt.mode == MODE_QUEUE ? latency_percentile_us(0.5) : -1,
+         opt.mode == MODE_NONE     ? "none"
+         : opt.mode == MODE_SIGNAL ? "signal"
+                                   : "queue",
+         opt.wall ? "wall" : "cpu", opt.interval_us, opt.compress, opt.k, opt.queue, atomic_load(&nthreads),
+         atomic_load(&signals), atomic_load(&walks), atomic_load(&walk_failed), atomic_load(&enqueued),
+         atomic_load(&compressed), atomic_load(&full), atomic_load(&other), atomic_load(&no_java),
+         atomic_load(&handled), atomic_load(&stale), atomic_load(&elem_errors), atomic_load(&weight_seen),
+         atomic_load(&frames_seen), opt.mode == MODE_QUEUE ? latency_percentile_us(0.5) : -1,
          opt.mode == MODE_QUEUE ? latency_percentile_us(0.99) : -1, drains,
          drains ? atomic_load(&qs.drain_ns) / 1e3 / drains : 0.0, atomic_load(&qs.spliced),
          atomic_load(&qs.suspend_failures), cpu);
@@ -300,7 +300,7 @@ static bool parse_options(const char *s) {
       opt.mode = vlen == 4 && strncmp(v, "none", 4) == 0     ? MODE_NONE
                  : vlen == 6 && strncmp(v, "signal", 6) == 0 ? MODE_SIGNAL
                  : vlen == 5 && strncmp(v, "queue", 5) == 0  ? MODE_QUEUE
-                                                              : (ok = false, opt.mode);
+                                                             : (ok = false, opt.mode);
     } else if (ok && klen == 5 && strncmp(p, "clock", 5) == 0) {
       opt.wall = vlen == 4 && strncmp(v, "wall", 4) == 0;
       ok = opt.wall || (vlen == 3 && strncmp(v, "cpu", 3) == 0);

@@ -25,7 +25,10 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs,
   c->end = 1;
   if (kind <= 0) return kind;
   if (kind != ASGST_JAVA_TRACE) return P2_ENOJAVA;
-  int natives = 0, after = 0;
+  /* The slots p2_capture_size reserved for them: none without the option
+   * (the walker yields no native frame then; this keeps it so locally). */
+  int natives = 0, after = 0,
+      max_natives = (options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? P2_CAPTURE_MAX_NATIVE : 0;
   for (;;) {
     ASGST_Frame f;
     int rc = p2_walker_next(&w, &f);
@@ -36,7 +39,7 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs,
     bool java = f.type != ASGST_FRAME_NON_JAVA;
     if (c->first_java < 0 && !java) {
       /* native frames on top of the first Java frame */
-      if (natives++ >= P2_CAPTURE_MAX_NATIVE) continue;
+      if (natives++ >= max_natives) continue;
     } else if (c->first_java >= 0) {
       if (after >= below) break; /* frames continue below (end stays 1) */
       after++;

@@ -65,7 +65,7 @@ P2_AS_SAFE bool p2_queues_supported(void) { return atomic_load(&supported); }
 
 static bool have_suspend;
 static const void *_Atomic drainer_jt; /* the drainer's JavaThread*, once attached */
-static pthread_t drainer_pthread;       /* valid once drainer_known */
+static pthread_t drainer_pthread;      /* valid once drainer_known */
 static atomic_bool drainer_known;
 
 static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {

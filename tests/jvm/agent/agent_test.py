@@ -99,7 +99,11 @@ def check_hot_share(stacks, label, lines_source=None):
     hot = weight(stacks, has("AgentFixture.hotA"))
     cold = weight(stacks, has("AgentFixture.coldB"))
     total = weight(stacks, lambda f: True)
-    check(hot + cold >= 200, "%s: %d samples in hotA/coldB (at least 200; %d in all)" % (label, hot + cold, total))
+    # Enough samples for the share check below to mean something: with 100,
+    # 75 % +- 10 points is 2.3 standard deviations. (The count itself depends
+    # on the CPU the worker got: itimer samples at the 4 ms tick, and a
+    # loaded machine under ASan gave it 183 samples in all.)
+    check(hot + cold >= 100, "%s: %d samples in hotA/coldB (at least 100; %d in all)" % (label, hot + cold, total))
     if hot + cold == 0:
         return
     share = hot / (hot + cold)

@@ -30,7 +30,8 @@ static uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 static struct slot *find(uint64_t key) {
-  for (uint32_t i = (uint32_t)key & (SLOTS - 1), probes = 0; probes < 64; i = (i + 1) & (SLOTS - 1), probes++) {
+  for (uint32_t i = (uint32_t)key & (SLOTS - 1), probes = 0; probes < 64;
+       i = (i + 1) & (SLOTS - 1), probes++) {
     if (table[i].key == key) return &table[i];
     if (table[i].key == 0) {
       table[i].key = key;

@@ -262,7 +262,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     if (n < DEPTH) seen_m[n] = f.method, seen_bci[n] = f.bci;
     n++;
   }
-  enum cct_root root = rc == PROFILE2_STALE_ELEMENT                        ? CCT_STALE
+  enum cct_root root = rc == PROFILE2_STALE_ELEMENT                      ? CCT_STALE
                        : rc != 0 && rc != PROFILE2_CONTINUATION_BOUNDARY ? CCT_ERROR
                        : n > DEPTH                                       ? CCT_DEEP
                                                                          : CCT_ROOTED;
@@ -468,8 +468,8 @@ static int check_trees(void) {
     int32_t bci[DEPTH];
     for (int k = 0; k < t->n; k++) m[k] = t->f[k].m, bci[k] = t->f[k].bci;
     enum cct_root root = t->end != 0 && t->end != PROFILE2_CONTINUATION_BOUNDARY ? CCT_ERROR
-                         : t->total > DEPTH                                     ? CCT_DEEP
-                                                                                : CCT_ROOTED;
+                         : t->total > DEPTH                                      ? CCT_DEEP
+                                                                                 : CCT_ROOTED;
     cct_add(CCT_TRUTH, root, (void *const *)m, bci, t->n, 1);
   }
   struct cct_result r;
@@ -477,11 +477,13 @@ static int check_trees(void) {
   long handled_n = atomic_load(&handled);
   char k[16];
   snprintf(k, sizeof k, capture_k >= 0 ? "%d" : "default", capture_k);
-  printf("queue test: K=%s: %.2f %% of %ld elements stale; CCT overlap %.4f (whole stacks %.4f), %ld/%ld edges, "
-         "weight %.0f/%.0f (truth/queue), %ld dropped; ASGST_Enqueue in the handler: median %ld ns, p99 %ld ns\n",
-         k, handled_n ? 100.0 * atomic_load(&stale_total) / handled_n : 0.0, handled_n, r.overlap,
-         r.stack_overlap, r.edges[0], r.edges[1], r.weight[0], r.weight[1], r.dropped, cost_percentile(0.5),
-         cost_percentile(0.99));
+  printf(
+      "queue test: K=%s: %.2f %% of %ld elements stale; CCT overlap %.4f (whole stacks %.4f), %ld/%ld edges, "
+      "weight %.0f/%.0f (truth/queue), %ld dropped; ASGST_Enqueue in the handler: median %ld ns, p99 %ld "
+      "ns\n",
+      k, handled_n ? 100.0 * atomic_load(&stale_total) / handled_n : 0.0, handled_n, r.overlap,
+      r.stack_overlap, r.edges[0], r.edges[1], r.weight[0], r.weight[1], r.dropped, cost_percentile(0.5),
+      cost_percentile(0.99));
   return r.overlap < MIN_OVERLAP || r.dropped != 0 ? 19 : 0;
 }
 
