@@ -14,12 +14,10 @@
 #include "common/p2_error.h"
 #include "queue/queue.h"
 
+#include "../interpose.h"
+
 static __thread int in_signal_path;
 static int allocations, locks;
-
-/* The project builds with hidden visibility; interposers must be seen by
- * the dynamic linker. */
-#define INTERPOSE __attribute__((visibility("default")))
 
 static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
@@ -32,26 +30,6 @@ static int (*real_trylock)(pthread_mutex_t *);
 static int (*real_spin_lock)(pthread_spinlock_t *);
 static int (*real_rdlock)(pthread_rwlock_t *);
 static int (*real_wrlock)(pthread_rwlock_t *);
-
-/* dlsym itself may allocate; serve that from a static arena. */
-static char early[4096];
-static size_t early_used;
-
-static void *early_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (early_used + n > sizeof early) return NULL;
-  void *p = early + early_used;
-  early_used += n;
-  return p;
-}
-
-/* POSIX lets dlsym results convert to function pointers; memcpy keeps
- * -Wpedantic quiet. */
-#define LOOKUP(var, name)                                                                                    \
-  do {                                                                                                       \
-    void *sym_ = dlsym(RTLD_NEXT, name);                                                                     \
-    memcpy(&(var), &sym_, sizeof(var));                                                                      \
-  } while (0)
 
 static void resolve(void) {
   static __thread int resolving;
@@ -93,7 +71,7 @@ INTERPOSE void *realloc(void *p, size_t n) {
 INTERPOSE void free(void *p) {
   if (p == NULL) return;
   SEEN(allocations);
-  if ((char *)p >= early && (char *)p < early + sizeof early) return;
+  if (is_early(p)) return;
   real_free(p);
 }
 INTERPOSE int posix_memalign(void **out, size_t align, size_t n) {

@@ -17,38 +17,16 @@
 #include "unwind/unwind.h"
 #include "vm/safe_access.h"
 
+#include "../interpose.h"
+
 static __thread int in_signal_path;
 static int allocations, unsafe_locks, locks;
-
-/* The project builds with hidden visibility; interposers must be seen by
- * the dynamic linker. */
-#define INTERPOSE __attribute__((visibility("default")))
 
 static void *(*real_malloc)(size_t);
 static void *(*real_calloc)(size_t, size_t);
 static void *(*real_realloc)(void *, size_t);
 static void (*real_free)(void *);
 static int (*real_lock)(pthread_mutex_t *);
-
-/* dlsym itself may allocate; serve that from a static arena. */
-static char early[4096];
-static size_t early_used;
-
-static void *early_alloc(size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  if (early_used + n > sizeof early) return NULL;
-  void *p = early + early_used;
-  early_used += n;
-  return p;
-}
-
-/* POSIX lets dlsym results convert to function pointers; memcpy keeps
- * -Wpedantic quiet. */
-#define LOOKUP(var, name)                        \
-  do {                                           \
-    void *sym_ = dlsym(RTLD_NEXT, name);         \
-    memcpy(&(var), &sym_, sizeof(var));          \
-  } while (0)
 
 static void resolve(void) {
   static __thread int resolving;
@@ -80,7 +58,7 @@ INTERPOSE void *realloc(void *p, size_t n) {
 }
 INTERPOSE void free(void *p) {
   if (in_signal_path && p) allocations++;
-  if ((char *)p >= early && (char *)p < early + sizeof early) return;
+  if (is_early(p)) return;
   resolve();
   if (real_free) real_free(p);
 }
@@ -156,12 +134,12 @@ Test(unwind, walks_through_code_without_frame_pointers_from_a_signal_handler) {
   p2_unwind_stats(&st);
   cr_log_info("%d walks, %d frames (max %d), %d reached level1; %lu DWARF steps, %lu frame-pointer steps, %d "
               "locks (%d with signals deliverable), %d allocations",
-              walks, frames, max_frames, reached_level1, (unsigned long)st.dwarf_steps, (unsigned long)st.fp_steps,
-              locks, unsafe_locks, allocations);
+              walks, frames, max_frames, reached_level1, (unsigned long)st.dwarf_steps,
+              (unsigned long)st.fp_steps, locks, unsafe_locks, allocations);
   cr_assert_gt(walks, 20, "too few signals: %d", walks);
   cr_assert_gt(st.dwarf_steps, 0);
-  cr_assert_geq(reached_level1 * 10, walks * 9, "only %d of %d walks got through qsort to level1", reached_level1,
-                walks);
+  cr_assert_geq(reached_level1 * 10, walks * 9, "only %d of %d walks got through qsort to level1",
+                reached_level1, walks);
   cr_assert_gt(locks, 0, "the interposed pthread_mutex_lock saw nothing: is it interposing?");
   cr_assert_eq(allocations, 0, "the signal path allocated %d times", allocations);
   cr_assert_eq(unsafe_locks, 0, "%d locks taken while signals could interrupt the holder", unsafe_locks);
