@@ -48,8 +48,9 @@ uint32_t p2_methods_intern(ASGST_Method method) {
 
 uint64_t p2_methods_full(void) { return atomic_load_explicit(&full, memory_order_relaxed); }
 
-/* "pkg/Class.method" (malloc'ed) for a live method. Called with names_lock
- * held, so its class cannot be unloaded meanwhile. */
+/* "pkg/Class.method" (malloc'ed). Called with names_lock held, so the
+ * unload handler cannot retire the slot meanwhile; a class already freed
+ * by the GC but not reported yet is answered from profile2's snapshot. */
 static char *describe(ASGST_Method method) {
   char name[512], cls[1024];
   ASGST_MethodInfo mi = {0};

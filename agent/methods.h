@@ -6,7 +6,12 @@
  * ASGST_RegisterClassUnloadHandler by the session) names the dying methods
  * that have slots, copies their line tables, and retires the slots (a later
  * method at the same address gets a new slot). Naming and unloading share a
- * mutex, so a Method* is never read after its class is gone.
+ * mutex, so a slot is never named after its handler ran. HotSpot frees the
+ * metadata earlier, in the GC that finds the class dead; in between, the
+ * information functions answer from profile2's snapshot of the class (or
+ * with empty names, which name the slot [unknown_Java], when the address
+ * was reused meanwhile), and queue elements do not yield methods whose
+ * class was unloaded after their capture (lib/vm/class_unload.c).
  *
  * Synchronization table:
  *

@@ -163,7 +163,9 @@ enum PROFILE2_Error {
   /* A value read from the VM is inconsistent (e.g. a frame size out of range,
    * a pc outside its code blob): the walk stops instead of guessing. */
   PROFILE2_INCONSISTENT_VM_DATA = -21,
-  /* The class of a method was unloaded; its metadata is not read. */
+  /* The class of a method was unloaded; its metadata is not read. Also
+   * from ASGST_NextFrame on a queue element whose captured frame's class
+   * was unloaded after the capture: the iterator stops there. */
   PROFILE2_CLASS_UNLOADED = -22,
   /* The pc is in code profile2 cannot attribute to any frame kind. */
   PROFILE2_UNKNOWN_CODE = -23,

@@ -4,12 +4,13 @@
  *
  * The AS-Safe functions read VM memory only through lib/vm (fault-tolerant
  * loads, bounded loops, no allocation); any failure gives the documented
- * empty result. While class-unload handlers run, the dying classes' answers
- * come from the unload snapshots (class_unload.h), which are consulted first
- * because the metadata may already be gone. The snapshot lookups are not
- * bracketed with p2_unload_read_begin/end: that would put a shared atomic
- * counter on every call from every thread, and copying a few strings stays
- * well inside the watcher's grace period. */
+ * empty result. Methods and classes of classes that can unload are
+ * answered from their unload snapshots (class_unload.h), never from the
+ * metadata: HotSpot frees it in the GC that finds the class dead, before
+ * profile2 learns of the unload, so a Method* held by a caller (a sample
+ * waiting to be named) can point into freed memory with nothing to tell.
+ * Each call brackets its lookup and copies with p2_unload_read_begin/end,
+ * since a snapshot may be freed once it leaves limbo. */
 #include <jni.h>
 #include <jvmti.h>
 #include <stdatomic.h>
@@ -48,19 +49,16 @@ static jint field_length(struct p2_strbuf *out) {
 /* ------------------------------------------------------------------------ */
 /* Methods                                                                   */
 
-static void method_info_from_snapshot(const struct p2_unloaded_method *s, ASGST_MethodInfo *info,
-                                      struct p2_strbuf *name, struct p2_strbuf *sig,
+static void method_info_from_snapshot(const struct p2_unloaded_method *s, const struct p2_unloaded_class *c,
+                                      ASGST_MethodInfo *info, struct p2_strbuf *name, struct p2_strbuf *sig,
                                       struct p2_strbuf *gen) {
   p2_strbuf_puts(name, s->name, c_strlen(s->name));
   p2_strbuf_puts(sig, s->signature, c_strlen(s->signature));
   p2_strbuf_puts(gen, s->generic_signature, c_strlen(s->generic_signature));
   info->modifiers = s->modifiers;
   info->idnum = s->idnum;
-  const struct p2_unloaded_class *c = p2_unload_find_method_class(s->method);
-  if (c != NULL) {
-    info->klass = (ASGST_Class)(uintptr_t)c->klass;
-    info->class_idnum = c->idnum;
-  }
+  info->klass = (ASGST_Class)(uintptr_t)c->klass;
+  info->class_idnum = c->idnum;
 }
 
 static int method_info_live(ASGST_Method method, ASGST_MethodInfo *info, struct p2_strbuf *name,
@@ -88,10 +86,13 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodI
   info->modifiers = 0;
   info->idnum = 0;
   info->class_idnum = 0;
-  const struct p2_unloaded_method *snap = method != NULL ? p2_unload_find_method(method) : NULL;
-  if (snap != NULL) {
-    method_info_from_snapshot(snap, info, &name, &sig, &gen);
-  } else if (!info_ready() || method_info_live(method, info, &name, &sig, &gen) != 0) {
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_method *snap;
+  const struct p2_unloaded_class *cls;
+  enum p2_unload_source src = p2_unload_lookup_method(method, &snap, &cls);
+  if (src == P2_UNLOAD_SNAPSHOT) {
+    method_info_from_snapshot(snap, cls, info, &name, &sig, &gen);
+  } else if (src != P2_UNLOAD_VM || !info_ready() || method_info_live(method, info, &name, &sig, &gen) != 0) {
     p2_strbuf_clear(&name);
     p2_strbuf_clear(&sig);
     p2_strbuf_clear(&gen);
@@ -100,6 +101,7 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodI
     info->idnum = 0;
     info->class_idnum = 0;
   }
+  p2_unload_read_end(slot);
   info->method_name_length = field_length(&name);
   info->signature_length = field_length(&sig);
   info->generic_signature_length = field_length(&gen);
@@ -107,8 +109,13 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodI
 
 P2_EXPORT P2_AS_SAFE jint ASGST_GetMethodIdNum(ASGST_Method method) {
   if (method == NULL) return 0;
-  const struct p2_unloaded_method *snap = p2_unload_find_method(method);
-  if (snap != NULL) return snap->idnum;
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_method *snap;
+  const struct p2_unloaded_class *cls;
+  enum p2_unload_source src = p2_unload_lookup_method(method, &snap, &cls);
+  jint id = src == P2_UNLOAD_SNAPSHOT ? snap->idnum : 0;
+  p2_unload_read_end(slot);
+  if (src != P2_UNLOAD_VM) return id;
   struct p2_method_view v;
   if (!info_ready() || p2_method_read(method, &v) != 0) return 0;
   return v.idnum;
@@ -117,8 +124,13 @@ P2_EXPORT P2_AS_SAFE jint ASGST_GetMethodIdNum(ASGST_Method method) {
 P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_GetClass(ASGST_Method method) {
   struct p2_method_view v;
   if (method == NULL) return NULL;
-  const struct p2_unloaded_class *c = p2_unload_find_method_class(method);
-  if (c != NULL) return (ASGST_Class)(uintptr_t)c->klass;
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_method *snap;
+  const struct p2_unloaded_class *cls;
+  enum p2_unload_source src = p2_unload_lookup_method(method, &snap, &cls);
+  ASGST_Class k = src == P2_UNLOAD_SNAPSHOT ? (ASGST_Class)(uintptr_t)cls->klass : NULL;
+  p2_unload_read_end(slot);
+  if (src != P2_UNLOAD_VM) return k;
   if (!info_ready() || p2_method_read(method, &v) != 0) return NULL;
   return (ASGST_Class)(uintptr_t)v.holder;
 }
@@ -128,12 +140,18 @@ P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_GetClass(ASGST_Method method) {
 typedef void (*line_fn)(void *arg, int32_t index, int32_t bci, int32_t line);
 
 static int for_each_line(ASGST_Method method, line_fn fun, void *arg) {
-  const struct p2_unloaded_method *snap = p2_unload_find_method(method);
-  if (snap != NULL) {
-    for (int32_t i = 0; i < snap->line_count; i++)
-      fun(arg, i, snap->lines[i].start_bci, snap->lines[i].line_number);
-    return snap->line_count;
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_method *snap;
+  const struct p2_unloaded_class *cls;
+  enum p2_unload_source src = p2_unload_lookup_method(method, &snap, &cls);
+  if (src != P2_UNLOAD_VM) {
+    int32_t n = 0;
+    if (src == P2_UNLOAD_SNAPSHOT)
+      for (n = 0; n < snap->line_count; n++) fun(arg, n, snap->lines[n].start_bci, snap->lines[n].line_number);
+    p2_unload_read_end(slot);
+    return src == P2_UNLOAD_SNAPSHOT ? n : P2_EUNLOADED;
   }
+  p2_unload_read_end(slot);
   if (!info_ready()) return P2_ENOINIT;
   struct p2_method_view v;
   const uint8_t *start, *limit;
@@ -204,14 +222,16 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo 
   p2_strbuf_init(&gen, info->generic_class_name, info->generic_class_name_length);
   info->modifiers = 0;
   info->idnum = 0;
-  const struct p2_unloaded_class *snap = klass != NULL ? p2_unload_find_class(klass) : NULL;
-  if (snap != NULL) {
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_class *snap;
+  enum p2_unload_source src = p2_unload_lookup_class(klass, &snap);
+  if (src == P2_UNLOAD_SNAPSHOT) {
     p2_strbuf_puts(&name, snap->signature, c_strlen(snap->signature));
     p2_strbuf_puts(&gen, snap->generic_signature, c_strlen(snap->generic_signature));
     info->modifiers = snap->modifiers;
     info->idnum = snap->idnum;
   } else {
-    int rc = klass == NULL ? P2_EINVAL : info_ready() ? 0 : P2_ENOINIT;
+    int rc = klass == NULL ? P2_EINVAL : src != P2_UNLOAD_VM ? P2_EUNLOADED : info_ready() ? 0 : P2_ENOINIT;
     if (rc == 0 && name.cap > 0) rc = p2_klass_signature(klass, &name);
     if (rc == 0 && gen.cap > 0) rc = p2_klass_generic_signature(klass, &gen);
     if (rc == 0) rc = p2_klass_modifiers(klass, &info->modifiers);
@@ -223,14 +243,19 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo 
       info->modifiers = 0;
     }
   }
+  p2_unload_read_end(slot);
   info->class_name_length = field_length(&name);
   info->generic_class_name_length = field_length(&gen);
 }
 
 P2_EXPORT P2_AS_SAFE jlong ASGST_GetClassIdNum(ASGST_Class klass) {
   if (klass == NULL) return 0;
-  const struct p2_unloaded_class *snap = p2_unload_find_class(klass);
-  if (snap != NULL) return snap->idnum;
+  int slot = p2_unload_read_begin();
+  const struct p2_unloaded_class *snap;
+  enum p2_unload_source src = p2_unload_lookup_class(klass, &snap);
+  jlong id = src == P2_UNLOAD_SNAPSHOT ? snap->idnum : 0;
+  p2_unload_read_end(slot);
+  if (src != P2_UNLOAD_VM) return id;
   /* The id is the Klass* itself: unique among live classes, and HotSpot
    * redefines a class in place (the Klass* survives RedefineClasses). */
   enum p2_klass_kind kind;

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "common/p2_error.h"
+#include "vm/class_unload.h"
 
 size_t p2_capture_size(int below, int options) {
   if (below < 0) below = 0;
@@ -15,6 +16,9 @@ size_t p2_capture_size(int below, int options) {
 
 P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below) {
   struct p2_walker w;
+  /* Before the walk: an unload reported after this may concern a method
+   * the walk records (element_iter.c asks p2_unload_check_captured). */
+  c->unload_gen = p2_unload_generation();
   int kind = p2_walker_init_regs(&w, regs, (options & ASGST_INCLUDE_NON_JAVA_FRAMES) | P2_WALK_PHYSICAL);
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* AS-Safe (POSIX), vDSO */

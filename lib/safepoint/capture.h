@@ -38,6 +38,7 @@ struct p2_capture {
   int32_t kind;            /* trace kind of the walk (ASGST_JAVA_TRACE) */
   int32_t end;             /* 1 if frames continue below the last recorded one, else the walk's end (0 or < 0) */
   uint64_t time_ns;        /* CLOCK_MONOTONIC at capture */
+  uint64_t unload_gen;     /* p2_unload_generation() before the walk */
   int16_t nframes;
   int16_t first_java;      /* index of the first Java frame */
   struct p2_cframe frames[];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "vm/class_unload.h"
 #include "vm/codecache.h"
 
 P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto,
@@ -47,6 +48,15 @@ P2_AS_SAFE static int same_code(const struct p2_cframe *cf, struct p2_code_info 
   return 0;
 }
 
+/* A captured frame's method may belong to a class unloaded since the
+ * capture (the frame returned, the class died): its Method* is dead and
+ * must not be handed out, as the information functions could not tell it
+ * from a live method that reuses the address. */
+P2_AS_SAFE static int yield_method(const ASGST_Iterator *it, ASGST_Frame *f) {
+  int rc = p2_unload_check_captured(f->method, it->cap->unload_gen);
+  return rc != 0 ? rc : 1;
+}
+
 /* One frame from the captured ones: 1, or < 0 (sticky error), or 0 when
  * they are exhausted (the caller goes on with what follows). */
 P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
@@ -67,7 +77,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
         it->cap_scopes = false;
         it->cap_next++;
       }
-      return 1;
+      return yield_method(it, f);
     }
     struct p2_code_info ci;
     int rc;
@@ -79,7 +89,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       f->comp_level = 0;
       position(f, cf);
       it->cap_next++;
-      return 1;
+      return yield_method(it, f);
     case P2_PHYS_NATIVE_WRAPPER:
       if ((rc = same_code(cf, &ci)) != 0) return rc;
       f->type = ASGST_FRAME_JAVA_NATIVE;
@@ -87,7 +97,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       f->comp_level = cf->comp_level;
       position(f, cf);
       it->cap_next++;
-      return 1;
+      return yield_method(it, f);
     case P2_PHYS_COMPILED:
       if ((rc = same_code(cf, &ci)) != 0) return rc;
       rc = p2_scopes_find(ci.blob, ci.code_begin, cf->debug_pc, cf->exact, &it->scopes);
@@ -98,7 +108,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
         f->comp_level = cf->comp_level;
         position(f, cf);
         it->cap_next++;
-        return 1;
+        return yield_method(it, f);
       }
       if (rc != 0) return rc;
       it->cap_scopes = true;

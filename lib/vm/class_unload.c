@@ -71,6 +71,8 @@
  *   dispatch (ObjectFree)     | readers; not snapshot, not registration
  *   register / deregister     | readers, snapshot; not a running handler
  *   p2_unload_find_* (AS-Safe)| everything
+ *   p2_unload_lookup_*,       | everything (index writes: snapshot, dispatch
+ *   p2_unload_check_captured  | and limbo reaping, all under state_lock)
  *
  * Known gaps. A heap walk by another JVMTI environment (IterateThroughHeap,
  * FollowReferences) makes HotSpot remove the dead tags of every environment
@@ -113,9 +115,14 @@
 #define SNAP_LIVE 0x7032756e6c6f6164ull    /* "p2unload" */
 #define SNAP_RETIRED 0x7032646561640000ull /* withdrawn, waiting in limbo */
 
-/* Grace period for readers that do not bracket (see the file comment): far
- * longer than copying a few strings takes, short enough to bound memory. */
-#define LIMBO_NS 1000000000LL
+/* How long a withdrawn snapshot stays (limbo): the grace period for
+ * readers that do not bracket (see the file comment), and how long a
+ * Method* captured before the unload is still recognized as dead when a
+ * queue element is drained (p2_unload_check_captured; older captures get
+ * P2_EUNLOADED). Drains normally come within milliseconds, but elements
+ * 1.5 s old were seen under tests/stress on one CPU; memory is bounded by
+ * what ten seconds of unloading withdraws. */
+#define LIMBO_NS 10000000000LL
 
 /* A class-file method table has at most 65535 entries (JVMS 4.1,
  * methods_count is a u2); more means we read garbage. */
@@ -135,6 +142,9 @@ struct snapshot {
   int64_t retired_ns;
   ASGST_Method *method_ptrs;  /* _methods order, as handlers get them */
   const uint32_t *by_address; /* indices into cls.methods, by Method* */
+  /* 0 while the class lives (as far as we know), else the value of
+   * unload_gen its withdrawal produced; read by AS-Safe index lookups. */
+  _Atomic uint64_t retired_gen;
   struct p2_unloaded_class cls;
 };
 
@@ -170,7 +180,12 @@ static __thread bool in_handler;
 static jobject permanent_loaders[2];
 
 static _Atomic uint64_t n_examined, n_snapshots, n_failures, n_live, n_live_bytes, n_unloads, n_handler_calls,
-    n_unknown_frees, n_misuse, n_init_failures;
+    n_unknown_frees, n_misuse, n_init_failures, n_ambiguous, n_unloaded_frames;
+
+/* Counts withdrawals (unloads reported to handlers); see p2_unload_generation.
+ * reaped_gen: the greatest retired_gen of a snapshot taken out of the index
+ * (withdrawals up to it are no longer recognizable). */
+static _Atomic uint64_t unload_gen, reaped_gen;
 static atomic_bool failure_reported, misuse_reported;
 
 static int64_t now_ns(void) {
@@ -260,6 +275,241 @@ P2_AS_SAFE const struct p2_unloaded_class *p2_unload_find_class(const void *klas
   return c;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Index of every snapshot by Method* and Klass* (AS-Safe readers)           */
+
+/* HotSpot frees a dead class's metadata in the GC pause (or concurrent
+ * phase) that finds it dead, but we learn of it only when its mirror's
+ * ObjectFree arrives, later, on the ServiceThread. Until then nothing tells
+ * a reader that a Method* of the class is dead, and reading it reads freed
+ * memory (names of hidden classes, whose Symbols go with them, come out
+ * garbled). So the information functions never read the metadata of a
+ * class we snapshotted: the snapshot has every answer, from class-prepare
+ * time until the unload is reported. This index finds the snapshot of any
+ * Method* or Klass*, and after the unload keeps the withdrawn snapshot
+ * findable while it waits in limbo, so that a Method* captured before the
+ * unload and looked at after it (a queue element) is recognized as dead.
+ *
+ * Metaspace is reused at once: a class defined after the pause may get the
+ * address of a method or class whose unload is not reported yet. Then two
+ * live snapshots hold that address and which one a given pointer meant is
+ * not known; lookups say so (P2_UNLOAD_AMBIGUOUS) instead of guessing.
+ *
+ * Open addressing with linear probing; keys are Method* (8-aligned), or
+ * Klass* | 1; a removed entry becomes a tombstone, so probe chains never
+ * break. One writer at a time (state_lock). An entry is written value
+ * first, key last (release); readers load the key (acquire), then the
+ * value, and check that the value belongs to the key and that the record
+ * lies inside the snapshot, since a tombstone may be reused meanwhile.
+ * The table grows by copying: the new one is published, then the old one
+ * is freed after a grace period (wait_for_readers), like a snapshot taken
+ * out of the index. Readers bracket their whole use of what they find. */
+
+#define IX_EMPTY ((uintptr_t)0)
+#define IX_TOMB ((uintptr_t)2)
+#define IX_MIN_CAP 1024u
+
+struct ix_entry {
+  _Atomic uintptr_t key;
+  _Atomic(struct snapshot *) snap;
+  _Atomic(const void *) rec; /* a struct p2_unloaded_method, or &snap->cls */
+};
+
+struct ix_table {
+  size_t cap;  /* a power of two */
+  size_t used; /* entries not empty (tombstones included); writer only */
+  struct ix_entry e[];
+};
+
+static _Atomic(struct ix_table *) ix;
+static size_t ix_live; /* entries with a key; under state_lock */
+
+static size_t ix_hash(uintptr_t key) { return (size_t)(((key >> 3) * 0x9E3779B97F4A7C15ull) >> 20); }
+
+static struct ix_table *ix_alloc(size_t cap) {
+  struct ix_table *t = calloc(1, sizeof *t + cap * sizeof t->e[0]);
+  if (t != NULL) t->cap = cap;
+  return t;
+}
+
+/* state_lock held; t has room. */
+static void ix_put(struct ix_table *t, uintptr_t key, struct snapshot *s, const void *rec) {
+  size_t mask = t->cap - 1;
+  for (size_t i = ix_hash(key) & mask;; i = (i + 1) & mask) {
+    uintptr_t k = atomic_load_explicit(&t->e[i].key, memory_order_relaxed);
+    if (k == IX_EMPTY || k == IX_TOMB) {
+      if (k == IX_EMPTY) t->used++;
+      atomic_store_explicit(&t->e[i].snap, s, memory_order_relaxed);
+      atomic_store_explicit(&t->e[i].rec, rec, memory_order_relaxed);
+      atomic_store_explicit(&t->e[i].key, key, memory_order_release);
+      return;
+    }
+  }
+}
+
+/* Make room for n more entries (state_lock held). The old table is freed
+ * after readers that may still probe it have left. */
+static int ix_reserve(size_t n) {
+  struct ix_table *old = atomic_load(&ix);
+  if (old != NULL && (old->used + n) * 2 <= old->cap) return 0;
+  size_t cap = IX_MIN_CAP;
+  while (cap < (ix_live + n) * 4) cap *= 2;
+  struct ix_table *t = ix_alloc(cap);
+  if (t == NULL) return P2_ENOMEM;
+  if (old != NULL)
+    for (size_t i = 0; i < old->cap; i++) {
+      uintptr_t k = atomic_load_explicit(&old->e[i].key, memory_order_relaxed);
+      if (k != IX_EMPTY && k != IX_TOMB)
+        ix_put(t, k, atomic_load_explicit(&old->e[i].snap, memory_order_relaxed),
+               atomic_load_explicit(&old->e[i].rec, memory_order_relaxed));
+    }
+  atomic_store(&ix, t);
+  if (old != NULL) {
+    wait_for_readers();
+    free(old);
+  }
+  return 0;
+}
+
+/* Enter a new snapshot's class and methods (state_lock held). */
+static int ix_add(struct snapshot *s) {
+  int rc = ix_reserve((size_t)s->cls.method_count + 1);
+  if (rc != 0) return rc;
+  struct ix_table *t = atomic_load(&ix);
+  ix_put(t, (uintptr_t)s->cls.klass | 1u, s, &s->cls);
+  for (int32_t i = 0; i < s->cls.method_count; i++)
+    ix_put(t, (uintptr_t)s->cls.methods[i].method, s, &s->cls.methods[i]);
+  ix_live += (size_t)s->cls.method_count + 1;
+  return 0;
+}
+
+/* Take a snapshot's entries out (state_lock held). The caller waits for
+ * readers before freeing it. */
+static void ix_remove(struct snapshot *s) {
+  struct ix_table *t = atomic_load(&ix);
+  if (t == NULL) return;
+  size_t mask = t->cap - 1;
+  for (int32_t i = -1; i < s->cls.method_count; i++) {
+    uintptr_t key = i < 0 ? (uintptr_t)s->cls.klass | 1u : (uintptr_t)s->cls.methods[i].method;
+    for (size_t j = ix_hash(key) & mask, n = 0; n < t->cap; j = (j + 1) & mask, n++) {
+      uintptr_t k = atomic_load_explicit(&t->e[j].key, memory_order_relaxed);
+      if (k == IX_EMPTY) break;
+      if (k == key && atomic_load_explicit(&t->e[j].snap, memory_order_relaxed) == s) {
+        atomic_store_explicit(&t->e[j].key, IX_TOMB, memory_order_release);
+        ix_live--;
+        break;
+      }
+    }
+  }
+}
+
+static bool rec_in(const struct snapshot *s, const void *rec) {
+  return (const char *)rec >= (const char *)s && (const char *)rec < (const char *)s + s->bytes;
+}
+
+struct ix_hits {
+  int live;                 /* live snapshots holding the key */
+  const struct snapshot *s; /* the last of them */
+  const void *rec;
+  uint64_t newest_retired; /* greatest retired_gen among withdrawn ones, 0 if none */
+};
+
+/* Caller is inside a read bracket. Bounded: at most cap probes. */
+P2_AS_SAFE static void ix_find(uintptr_t key, struct ix_hits *h) {
+  memset(h, 0, sizeof *h);
+  struct ix_table *t = atomic_load(&ix);
+  if (t == NULL) return;
+  size_t mask = t->cap - 1;
+  for (size_t i = ix_hash(key) & mask, n = 0; n < t->cap; i = (i + 1) & mask, n++) {
+    uintptr_t k = atomic_load_explicit(&t->e[i].key, memory_order_acquire);
+    if (k == IX_EMPTY) break;
+    if (k != key) continue;
+    struct snapshot *s = atomic_load_explicit(&t->e[i].snap, memory_order_acquire);
+    const void *rec = atomic_load_explicit(&t->e[i].rec, memory_order_acquire);
+    if (s == NULL || rec == NULL || !rec_in(s, rec)) continue;
+    uintptr_t owner = (key & 1u) ? (uintptr_t)((const struct p2_unloaded_class *)rec)->klass | 1u
+                                 : (uintptr_t)((const struct p2_unloaded_method *)rec)->method;
+    if (owner != key) continue; /* the entry was reused under us */
+    uint64_t gen = atomic_load(&s->retired_gen);
+    if (gen == 0) {
+      h->live++;
+      h->s = s;
+      h->rec = rec;
+    } else if (gen > h->newest_retired) {
+      h->newest_retired = gen;
+    }
+  }
+}
+
+P2_AS_SAFE enum p2_unload_source p2_unload_lookup_method(const void *method,
+                                                         const struct p2_unloaded_method **m,
+                                                         const struct p2_unloaded_class **cls) {
+  *m = NULL;
+  *cls = NULL;
+  if (method == NULL) return P2_UNLOAD_VM;
+  const struct snapshot *pub = atomic_load(&published);
+  const struct p2_unloaded_method *pm = pub != NULL ? search_method(pub, method) : NULL;
+  if (pm != NULL) {
+    /* Inside a handler the dying class is the one asked about. */
+    *m = pm;
+    *cls = &pub->cls;
+    return P2_UNLOAD_SNAPSHOT;
+  }
+  struct ix_hits h;
+  ix_find((uintptr_t)method, &h);
+  if (h.live == 0) return P2_UNLOAD_VM;
+  if (h.live > 1) {
+    atomic_fetch_add_explicit(&n_ambiguous, 1, memory_order_relaxed);
+    return P2_UNLOAD_AMBIGUOUS;
+  }
+  *m = h.rec;
+  *cls = &h.s->cls;
+  return P2_UNLOAD_SNAPSHOT;
+}
+
+P2_AS_SAFE enum p2_unload_source p2_unload_lookup_class(const void *klass,
+                                                        const struct p2_unloaded_class **cls) {
+  *cls = NULL;
+  if (klass == NULL) return P2_UNLOAD_VM;
+  const struct snapshot *pub = atomic_load(&published);
+  if (pub != NULL && pub->cls.klass == klass) {
+    *cls = &pub->cls;
+    return P2_UNLOAD_SNAPSHOT;
+  }
+  struct ix_hits h;
+  ix_find((uintptr_t)klass | 1u, &h);
+  if (h.live == 0) return P2_UNLOAD_VM;
+  if (h.live > 1) {
+    atomic_fetch_add_explicit(&n_ambiguous, 1, memory_order_relaxed);
+    return P2_UNLOAD_AMBIGUOUS;
+  }
+  *cls = h.rec;
+  return P2_UNLOAD_SNAPSHOT;
+}
+
+P2_AS_SAFE uint64_t p2_unload_generation(void) { return atomic_load(&unload_gen); }
+
+P2_AS_SAFE int p2_unload_check_captured(const void *method, uint64_t gen) {
+  if (method == NULL || atomic_load(&unload_gen) == gen) return 0; /* nothing unloaded since */
+  int rc = 0;
+  int slot = p2_unload_read_begin();
+  struct ix_hits h;
+  ix_find((uintptr_t)method, &h);
+  if (h.newest_retired > gen) {
+    /* Its class (or one at its address: then which was meant is unknown)
+     * was reported unloaded after the capture. */
+    rc = P2_EUNLOADED;
+  } else if (atomic_load(&reaped_gen) > gen) {
+    /* A snapshot withdrawn after the capture has left the index already
+     * (the capture waited longer than LIMBO_NS): the method's class may
+     * have been that one. */
+    rc = P2_EUNLOADED;
+  }
+  p2_unload_read_end(slot);
+  if (rc != 0) atomic_fetch_add_explicit(&n_unloaded_frames, 1, memory_order_relaxed);
+  return rc;
+}
+
 P2_AS_SAFE void p2_class_unload_stats(struct p2_class_unload_stats *out) {
   out->classes_examined = atomic_load_explicit(&n_examined, memory_order_relaxed);
   out->snapshots = atomic_load_explicit(&n_snapshots, memory_order_relaxed);
@@ -271,6 +521,8 @@ P2_AS_SAFE void p2_class_unload_stats(struct p2_class_unload_stats *out) {
   out->unknown_frees = atomic_load_explicit(&n_unknown_frees, memory_order_relaxed);
   out->misuse = atomic_load_explicit(&n_misuse, memory_order_relaxed);
   out->init_failures = atomic_load_explicit(&n_init_failures, memory_order_relaxed);
+  out->ambiguous = atomic_load_explicit(&n_ambiguous, memory_order_relaxed);
+  out->unloaded_frames = atomic_load_explicit(&n_unloaded_frames, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -571,16 +823,31 @@ static int own_cld(const void *klass, bool *out) {
   return rc;
 }
 
+/* state_lock held. Expired snapshots leave the index first; readers that
+ * may have found them there are waited for before they are freed. */
 static void reap_limbo(int64_t now, bool all) {
-  struct snapshot **pp = &limbo_head;
+  struct snapshot **pp = &limbo_head, *dead = NULL;
   while (*pp != NULL) {
     struct snapshot *s = *pp;
     if (all || now - s->retired_ns >= LIMBO_NS) {
       *pp = s->next;
-      free(s);
+      /* The watermark first: a reader that finds s's entries gone (acquire
+       * on the tombstone, released after this store) sees it. */
+      uint64_t g = atomic_load(&s->retired_gen);
+      if (g > atomic_load(&reaped_gen)) atomic_store(&reaped_gen, g);
+      ix_remove(s);
+      s->next = dead;
+      dead = s;
     } else {
       pp = &s->next;
     }
+  }
+  if (dead == NULL) return;
+  wait_for_readers();
+  while (dead != NULL) {
+    struct snapshot *s = dead;
+    dead = s->next;
+    free(s);
   }
 }
 
@@ -647,6 +914,11 @@ static void consider_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls) {
   pthread_mutex_lock(&state_lock);
   if (limbo_head != NULL) reap_limbo(now_ns(), false);
   int rc = build_snapshot(klass, &s, &what, &name);
+  if (rc == 0 && ix_add(s) != 0) {
+    free(s);
+    s = NULL;
+    rc = P2_ENOMEM, what = "growing the index of snapshots";
+  }
   if (rc == 0) live_link(s);
   pthread_mutex_unlock(&state_lock);
   /* Outside state_lock, see tag_lock. Until SetTag returns no ObjectFree
@@ -654,6 +926,8 @@ static void consider_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls) {
   if (rc == 0 && (*jvmti)->SetTag(jvmti, cls, (jlong)(intptr_t)s) != JVMTI_ERROR_NONE) {
     pthread_mutex_lock(&state_lock);
     live_unlink(s);
+    ix_remove(s);
+    wait_for_readers();
     pthread_mutex_unlock(&state_lock);
     free(s);
     rc = P2_EINCONSISTENT, what = "JVMTI SetTag on its mirror failed";
@@ -705,6 +979,10 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag) {
 
   dispatch(s);
   atomic_fetch_add(&n_unloads, 1);
+  /* From now on the index calls the class dead (its methods read as
+   * unknown, captures older than this are told they were unloaded); the
+   * snapshot stays findable there until it leaves limbo. */
+  atomic_store(&s->retired_gen, atomic_fetch_add(&unload_gen, 1) + 1);
   wait_for_readers();
 
   int64_t now = now_ns();

@@ -6,7 +6,11 @@
  * the information functions) when it is prepared, learns of its unloading
  * when its java.lang.Class mirror is freed (JVMTI ObjectFree on a tag), and
  * calls the handlers with the snapshot published: while they run, the
- * information functions answer for the dead Method* and Klass* from it. */
+ * information functions answer for the dead Method* and Klass* from it.
+ * Since the metadata may be freed before ObjectFree arrives, they answer
+ * from a class's snapshot from the moment it exists (an AS-Safe index by
+ * Method* and Klass*, class_unload.c), and queue captures carry the unload
+ * generation so that a method unloaded since is not handed out. */
 #ifndef P2_CLASS_UNLOAD_H
 #define P2_CLASS_UNLOAD_H
 
@@ -49,6 +53,41 @@ const struct p2_unloaded_class *p2_unload_find_class(const void *klass);
  * Context: AS-Safe. */
 const struct p2_unloaded_class *p2_unload_find_method_class(const void *method);
 
+/* Where the information functions must take their answers from. */
+enum p2_unload_source {
+  P2_UNLOAD_VM,        /* no snapshot: a class that cannot unload (or one we
+                          failed to snapshot): read the VM's metadata */
+  P2_UNLOAD_SNAPSHOT,  /* a snapshotted class: answer from *m / *cls, never
+                          from the metadata, which may already be freed */
+  P2_UNLOAD_AMBIGUOUS, /* the address belongs to two snapshotted classes
+                          (metaspace reused before the first one's unload was
+                          reported): which one is meant is unknown; answer
+                          as for an unreadable method (counted) */
+};
+
+/* Classify method (a Method*) and find its snapshot and its class's, in
+ * the published snapshot first, then among every snapshot of a class not
+ * reported unloaded yet. The pointers stay valid only inside a read
+ * bracket (p2_unload_read_begin/end) opened before the call.
+ * Context: AS-Safe, lock-free, no allocation, bounded. */
+enum p2_unload_source p2_unload_lookup_method(const void *method, const struct p2_unloaded_method **m,
+                                              const struct p2_unloaded_class **cls);
+
+/* The same for a Klass*. Context: AS-Safe, inside a read bracket. */
+enum p2_unload_source p2_unload_lookup_class(const void *klass, const struct p2_unloaded_class **cls);
+
+/* The number of unloads reported so far; a capture stores it to ask
+ * p2_unload_check_captured later. Context: AS-Safe.
+ * Ordering: seq_cst, pairs with the increment after the handlers ran. */
+uint64_t p2_unload_generation(void);
+
+/* Whether a Method* recorded when p2_unload_generation() was gen may
+ * still be described: P2_EUNLOADED (counted) if a class at its address was
+ * reported unloaded since, or if a class reported since has already been
+ * forgotten (withdrawn snapshots stay findable for about a second); else 0.
+ * Context: AS-Safe, lock-free, bounded. */
+int p2_unload_check_captured(const void *method, uint64_t gen);
+
 /* Optional bracket around a use of pointers returned by p2_unload_find_*:
  * a snapshot is not freed while a bracket that began before it was
  * withdrawn is open. Callers that do not bracket are covered by a grace
@@ -87,6 +126,8 @@ struct p2_class_unload_stats {
   uint64_t unknown_frees;     /* ObjectFree with a tag that is no snapshot */
   uint64_t misuse;            /* (de)registration refused from a handler */
   uint64_t init_failures;     /* watcher could not start (see stderr) */
+  uint64_t ambiguous;         /* lookups of an address two snapshots hold */
+  uint64_t unloaded_frames;   /* captured frames refused: class unloaded since */
 };
 
 /* Copy the counters (each read atomically, the set not as one snapshot).
