@@ -43,7 +43,7 @@ enum p2_output_format p2_output_format_for_path(const char *path);
 /* A line of the summary's header: "label: value". */
 struct p2_output_stat {
   const char *label;
-  char value[256];
+  char value[640]; /* the longest line: incomplete walks by error code */
 };
 
 /* A thread's share of the profile, for the text summary's "samples per

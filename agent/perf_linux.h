@@ -26,8 +26,11 @@ const struct p2_perf_event *p2_perf_lookup(const char *name);
  * fd, or -1 with errno set. Context: Anywhere (not in a signal handler). */
 int p2_perf_open(const struct p2_perf_event *ev, int tid, uint64_t period, int sig);
 
-/* Re-arm fd for one more overflow signal.
- * Context: AS-Safe (one ioctl). */
+/* Re-arm fd for one more overflow signal, counting a whole period from now:
+ * the count is reset first, so the time the signal handler itself took (the
+ * event counted it if it was re-armed early) never brings the next overflow
+ * forward. Called at the end of the handler.
+ * Context: AS-Safe (two ioctls). */
 void p2_perf_rearm(int fd);
 
 /* One line saying why perf_event_open failed with err for event name,

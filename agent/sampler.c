@@ -30,7 +30,7 @@ static atomic_bool sampling;
 static atomic_int in_handler;
 
 static struct {
-  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, weight;
+  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled, weight;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -158,15 +158,54 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
   atomic_store_explicit(&scratch_busy[k], 0, memory_order_release);
 }
 
+/* The handler's time budget: after a sample whose handler took h ns, the
+ * thread is not walked again for (BUDGET_FACTOR - 1) x h ns, so handlers
+ * take at most 1 / BUDGET_FACTOR of a thread's time. A signal in that
+ * window only adds its weight to the thread's next walked sample (the
+ * profile's weights stay right; the count is in the summary). Without it
+ * a walk costing more than the interval -- libunwind through a JIT
+ * compiler thread's 40 native frames takes 100-300 us -- let that thread
+ * run only a fraction of its time: at interval=100us javac ran 10x slower
+ * and, with walk=safepoint, a compiler thread inside the VM held up a
+ * safepoint the drainer waited for. Java walks (1-5 us) never reach the
+ * budget at intervals of 100 us and more. */
+#define BUDGET_FACTOR 10
+
+/* Context: AS-Safe. Returns false when the thread is inside its quiet
+ * window (the weight is carried); else adds the carried weight. */
+static bool budget_allows(struct p2_thread *t, uint64_t now, uint64_t *weight) {
+  if (t == NULL) return true;
+  if (now < atomic_load_explicit(&t->quiet_until_ns, memory_order_relaxed)) {
+    atomic_fetch_add_explicit(&t->carried_weight, *weight, memory_order_relaxed);
+    count(&st.throttled);
+    return false;
+  }
+  *weight += atomic_exchange_explicit(&t->carried_weight, 0, memory_order_relaxed);
+  return true;
+}
+
+/* Context: AS-Safe. */
+static void budget_charge(struct p2_thread *t, uint64_t start) {
+  if (t == NULL) return;
+  uint64_t end = mono_ns(CLOCK_MONOTONIC);
+  if (end > start)
+    atomic_store_explicit(&t->quiet_until_ns, end + (end - start) * (BUDGET_FACTOR - 1),
+                          memory_order_relaxed);
+}
+
 /* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
  * profile2's AS-Safe calls only; errno preserved. */
 static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   (void)sig;
   int saved_errno = errno;
   atomic_fetch_add(&in_handler, 1); /* before the check: see p2_sampler_stop */
+  /* The perf counter is re-armed only when the handler is done: it stops at
+   * its overflow (REFRESH 1), and re-armed at entry it would count the walk
+   * itself. A walk longer than the interval (a deep native stack through
+   * libunwind at interval=100us) then made the next overflow due on return:
+   * the thread took sample after sample at the same pc and never ran. */
+  bool rearm = cfg.perf && si->si_fd > 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN);
   if (!atomic_load(&sampling)) goto out;
-  if (cfg.perf && si->si_fd > 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN))
-    p2_perf_rearm(si->si_fd);
   count(&st.signals);
   int tid = (int)syscall(SYS_gettid);
   struct p2_thread *t = p2_threads_find(tid);
@@ -179,12 +218,17 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
     state = thread_state(t);
   }
   atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
+  uint64_t start = mono_ns(CLOCK_MONOTONIC);
+  if (!budget_allows(t, start, &weight)) goto out;
   if (cfg.safepoint && enqueue_fn != NULL) {
-    if (enqueue_fn(t, ucontext, weight, state) > 0) goto out;
+    if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
     count(&st.fallback);
   }
   p2_sampler_walk_and_record(ucontext, tid, weight, state);
+charge:
+  budget_charge(t, start);
 out:
+  if (rearm) p2_perf_rearm(si->si_fd);
   atomic_fetch_sub(&in_handler, 1);
   errno = saved_errno;
 }
@@ -228,6 +272,7 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->compressed = atomic_load(&st.compressed);
   o->fallback = atomic_load(&st.fallback);
   o->truncated = atomic_load(&st.truncated);
+  o->throttled = atomic_load(&st.throttled);
   o->weight = atomic_load(&st.weight);
   for (int i = 0; i < P2_LOST_COUNT; i++) o->lost[i] = atomic_load(&st.lost[i]);
   for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
@@ -240,6 +285,7 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.compressed, 0);
   atomic_store(&st.fallback, 0);
   atomic_store(&st.truncated, 0);
+  atomic_store(&st.throttled, 0);
   atomic_store(&st.weight, 0);
   for (int i = 0; i < P2_LOST_COUNT; i++) atomic_store(&st.lost[i], 0);
   for (int i = 0; i < 64; i++) atomic_store(&st.errors[i], 0);

@@ -56,6 +56,7 @@ struct p2_sampler_stats {
   uint64_t compressed;    /* samples folded into the youngest element */
   uint64_t fallback;      /* safepoint mode: walked in the handler instead */
   uint64_t truncated;     /* walks cut at `depth` */
+  uint64_t throttled;     /* signals not walked: the thread's handler time budget (weight carried) */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
   uint64_t errors[64];    /* walks that ended with error -i (index i) */
