@@ -90,9 +90,17 @@ static void register_java_threads(JNIEnv *jni) {
 
 /* Make profile2 ready for this JVM; false (logged) if it cannot profile it. */
 static bool init_library(JavaVM *vm) {
+  /* The library prints its reason on stderr the first time it refuses a
+   * JVM (profile2.h, ASGST_Capabilities): saying it again there would make
+   * one refusal two lines. Later refusals (another attach) and a log= file
+   * get the agent's own line. */
+  static bool library_said_it;
   if (profile2_init(vm) != 0 || (ASGST_Capabilities() & PROFILE2_ITERATOR) == 0) {
     const char *why = profile2_unsupported_reason();
-    p2_log_error("this JVM cannot be profiled: %s", why != NULL ? why : "profile2_init failed");
+    if (why != NULL && !library_said_it && p2_log_to_stderr())
+      library_said_it = true;
+    else
+      p2_log_error("this JVM cannot be profiled: %s", why != NULL ? why : "profile2_init failed");
     return false;
   }
   if (!unload_handler_registered) {
@@ -105,6 +113,7 @@ static bool init_library(JavaVM *vm) {
 /* Carry out the action of o. Caller holds agent_lock. */
 static int run_command(struct p2_options *o, bool java) {
   char err[512];
+  int rc;
   switch (o->action) {
   case P2_ACTION_NONE:
   case P2_ACTION_START:
@@ -114,14 +123,15 @@ static int run_command(struct p2_options *o, bool java) {
     }
     return RC_OK;
   case P2_ACTION_STOP:
-    if (p2_session_stop(err, sizeof err) != 0) {
-      p2_log_error("stop: %s", err);
+    /* P2_SESSION_REPORTED: write_files logged each file that failed. */
+    if ((rc = p2_session_stop(err, sizeof err)) != 0) {
+      if (rc != P2_SESSION_REPORTED) p2_log_error("stop: %s", err);
       return RC_FAILED;
     }
     return RC_OK;
   case P2_ACTION_DUMP:
-    if (p2_session_dump(o->files, o->nfiles, err, sizeof err) != 0) {
-      p2_log_error("dump: %s", err);
+    if ((rc = p2_session_dump(o->files, o->nfiles, err, sizeof err)) != 0) {
+      if (rc != P2_SESSION_REPORTED) p2_log_error("dump: %s", err);
       return RC_FAILED;
     }
     return RC_OK;

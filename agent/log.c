@@ -36,6 +36,13 @@ int p2_log_to(const char *path) {
 
 void p2_log_quiet(bool q) { atomic_store(&quiet, q); }
 
+bool p2_log_to_stderr(void) {
+  pthread_mutex_lock(&lock);
+  bool r = out == NULL;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
 static void emit(const char *fmt, va_list ap) {
   char line[1024];
   vsnprintf(line, sizeof line, fmt, ap);

@@ -11,6 +11,9 @@
  * or -1 (messages stay on stderr) with the reason logged. */
 int p2_log_to(const char *path);
 
+/* Do messages go to stderr (no log= file)? */
+bool p2_log_to_stderr(void);
+
 /* Drop info lines (errors still go out). */
 void p2_log_quiet(bool quiet);
 

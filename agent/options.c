@@ -186,7 +186,23 @@ static int parse_bool(const char *key, const char *v, bool *out, char *err, size
   return 0;
 }
 
-static int parse_item(struct p2_options *o, const char *item, char *err, size_t errlen) {
+/* Keys that hold one value. Given twice in one string, the second would
+ * silently win: "event=cpu,...,event=wall" is a mistake more often than a
+ * wish, so it is refused. file=, include= and exclude= add to lists. */
+static const char *const single_keys[] = {"event",  "signal", "interval", "walk",    "duration",
+                                          "cstack", "depth",  "queue",    "capture", "log"};
+
+/* Refuse key if it is single-valued and *seen already has it. */
+static int once(const char *key, const char *item, unsigned *seen, char *err, size_t errlen) {
+  for (size_t i = 0; i < sizeof single_keys / sizeof single_keys[0]; i++)
+    if (strcmp(key, single_keys[i]) == 0) {
+      if (*seen & (1u << i)) return fail(err, errlen, "'%s': %s= given twice", item, key);
+      *seen |= 1u << i;
+    }
+  return 0;
+}
+
+static int parse_item(struct p2_options *o, const char *item, unsigned *seen, char *err, size_t errlen) {
   static const struct {
     const char *name;
     enum p2_action action;
@@ -224,6 +240,7 @@ static int parse_item(struct p2_options *o, const char *item, char *err, size_t 
     return parse_bool(key, v, flag, err, errlen);
   }
   if (v == NULL) return fail(err, errlen, "'%s': unknown option, or a value is missing (%s=...)", item, key);
+  if (once(key, item, seen, err, errlen) != 0) return -1;
 
   if (strcmp(key, "event") == 0) return parse_event(o, v, err, errlen);
   if (strcmp(key, "interval") == 0) {
@@ -273,24 +290,36 @@ static int parse_item(struct p2_options *o, const char *item, char *err, size_t 
 int p2_options_parse(struct p2_options *o, const char *text, char *err, size_t errlen) {
   char item[MAX_ITEM];
   size_t n = 0;
+  unsigned seen = 0;
   if (err != NULL && errlen > 0) err[0] = '\0';
   if (text == NULL) return 0;
   for (const char *p = text;; p++) {
-    if (*p == '\\' && p[1] != '\0') {
+    if (*p == '\\') {
+      /* A backslash at the very end escapes nothing: the value was most
+       * likely cut short, so it is refused rather than kept as a '\'. */
+      if (p[1] == '\0') {
+        item[n] = '\0';
+        return fail(err, errlen, "'%.40s%s\\': a backslash at the end escapes nothing (write \\\\ for one)",
+                    item, n > 40 ? "..." : "");
+      }
       p++;
     } else if (*p == ',' || *p == '\0') {
       item[n] = '\0';
       /* Empty items (",,", a trailing ',') are tolerated: shells and
        * scripts produce them; they carry no meaning. */
-      if (n > 0 && parse_item(o, item, err, errlen) != 0) return -1;
+      if (n > 0 && parse_item(o, item, &seen, err, errlen) != 0) return -1;
       n = 0;
       if (*p == '\0') break;
       continue;
     }
+    /* Both errors name the item read so far (its start: it may be long),
+     * and never copy the control character into the one-line message. */
+    item[n] = '\0';
     if (n + 1 >= sizeof item)
-      return fail(err, errlen, "an option is longer than %d characters", MAX_ITEM - 1);
-    if ((unsigned char)*p < 0x20)
-      return fail(err, errlen, "options contain a control character (0x%02x)", *p);
+      return fail(err, errlen, "'%.40s...': an option is longer than %d characters", item, MAX_ITEM - 1);
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      return fail(err, errlen, "'%.40s%s': a control character (0x%02x) in the options", item,
+                  n > 40 ? "..." : "", (unsigned char)*p);
     item[n++] = *p;
   }
   return 0;

@@ -170,7 +170,9 @@ static int read_line(struct p2_cct *t, char *s, size_t len, size_t lineno, uint3
     return read_fail(err, errlen, lineno, "weight \"%.40s\" is not a positive integer", w);
   uint64_t weight = 0;
   for (; *w; w++) {
-    if (*w < '0' || *w > '9' || weight > (UINT64_MAX - 9) / 10)
+    /* exact: the writer writes weights up to UINT64_MAX (found by
+     * tests/fuzz/fuzz_outputs.c; "(UINT64_MAX - 9) / 10" refused them) */
+    if (*w < '0' || *w > '9' || weight > (UINT64_MAX - (uint64_t)(*w - '0')) / 10)
       return read_fail(err, errlen, lineno, "weight \"%.40s\" is not a positive integer", space + 1);
     weight = weight * 10 + (uint64_t)(*w - '0');
   }

@@ -284,7 +284,7 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   }
   unsigned long long lost = s.agg.failed;
   for (int i = 0; i < P2_LOST_COUNT; i++) lost += ss->lost[i];
-  char lb[160] = "";
+  char lb[512] = ""; /* every lost reason and error code with its message fits */
   size_t at = 0;
   for (int i = 0; i < P2_LOST_COUNT; i++)
     if (ss->lost[i] && at < sizeof lb)
@@ -306,6 +306,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
     }
   add_stat(st, &n, max, "incomplete walks", "%llu%s%s%s (shown under [error:...] frames)", errs,
            at ? " (" : "", lb, at ? ")" : "");
+  if (ss->throttled)
+    add_stat(st, &n, max, "throttled",
+             "%llu signals not walked: their thread's walks had used a tenth of its time (weight kept, "
+             "added to its next sample)",
+             (unsigned long long)ss->throttled);
   if (ss->truncated)
     add_stat(st, &n, max, "truncated", "%llu walks deeper than depth=%d", (unsigned long long)ss->truncated,
              s.opt.depth);
@@ -605,7 +610,7 @@ int p2_session_stop(char *err, size_t errlen) {
     snprintf(err, errlen, "no session is running");
   } else {
     stop_locked();
-    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, true);
+    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, true) != 0 ? P2_SESSION_REPORTED : 0;
     pthread_mutex_lock(&profile_lock);
     p2_records_destroy();
     pthread_mutex_unlock(&profile_lock);
@@ -628,9 +633,9 @@ int p2_session_dump(char *const *files, int nfiles, char *err, size_t errlen) {
   if (!s.have_profile)
     snprintf(err, errlen, "nothing to dump: no session has run");
   else if (files != NULL && nfiles > 0)
-    rc = write_files(files, nfiles, err, errlen, false);
+    rc = write_files(files, nfiles, err, errlen, false) != 0 ? P2_SESSION_REPORTED : 0;
   else
-    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, false);
+    rc = write_files(s.opt.files, s.opt.nfiles, err, errlen, false) != 0 ? P2_SESSION_REPORTED : 0;
   pthread_mutex_unlock(&session_lock);
   return rc;
 }

@@ -21,14 +21,19 @@
  * 0, or -1 with one line in err (nothing started). */
 int p2_session_start(const struct p2_options *o, bool java, char *err, size_t errlen);
 
-/* Stop sampling, write the output files, log the summary. 0, or -1 with the
- * first failure in err (the profile stays in memory: a later dump can
- * retry). -1 with a message if no session runs. */
+/* A file could not be written: one line per file has been logged already
+ * (err holds the first), so the caller does not log err again. */
+#define P2_SESSION_REPORTED (-2)
+
+/* Stop sampling, write the output files, log the summary. 0, or
+ * P2_SESSION_REPORTED with the first failure in err (the profile stays in
+ * memory: a later dump can retry). -1 with a message if no session runs. */
 int p2_session_stop(char *err, size_t errlen);
 
 /* Write the output files of the running (or last stopped) session without
- * stopping it. 0 or -1 with err. files (if non-NULL and nfiles > 0)
- * overrides the session's file= list for this dump. */
+ * stopping it. 0, P2_SESSION_REPORTED (as for stop) or -1 with err. files
+ * (if non-NULL and nfiles > 0) overrides the session's file= list for this
+ * dump. */
 int p2_session_dump(char *const *files, int nfiles, char *err, size_t errlen);
 
 /* One line: running or not, event, samples so far. */

@@ -104,6 +104,19 @@ static struct p2_thread *new_entry(void) {
   return t;
 }
 
+/* Write a thread's name under its seqlock. The bytes are relaxed atomic
+ * stores (and name_of's copy relaxed atomic loads): a seqlock's reader
+ * runs concurrently with the writer by design, and plain accesses there
+ * would be a data race in the C11 model (and a ThreadSanitizer report),
+ * even though the sequence check throws a torn copy away. Mutex held. */
+static void set_name(struct p2_thread *t, const char *name) {
+  char buf[sizeof t->name];
+  snprintf(buf, sizeof buf, "%s", name);
+  atomic_fetch_add(&t->name_seq, 1); /* odd: readers retry */
+  for (size_t i = 0; i < sizeof buf; i++) __atomic_store_n(&t->name[i], buf[i], __ATOMIC_RELAXED);
+  atomic_fetch_add(&t->name_seq, 1);
+}
+
 struct p2_thread *p2_threads_add_locked(int tid, bool java, const char *name, uint64_t start_ticks,
                                         bool *created) {
   pthread_mutex_lock(&lock);
@@ -112,23 +125,24 @@ struct p2_thread *p2_threads_add_locked(int tid, bool java, const char *name, ui
   struct p2_thread *t = atomic_load(&table[tid]);
   if (t != NULL) {
     if (java) t->java = true;
-    if (name != NULL && strcmp(name, t->name) != 0) {
-      atomic_fetch_add(&t->name_seq, 1); /* odd: readers retry */
-      snprintf(t->name, sizeof t->name, "%s", name);
-      atomic_fetch_add(&t->name_seq, 1);
-    }
+    /* only this mutex's holders write the name: reading it plainly here is no race */
+    if (name != NULL && strncmp(name, t->name, sizeof t->name - 1) != 0) set_name(t, name);
     return t;
   }
   if (!grow(&live, &live_cap, nlive + 1) || (t = new_entry()) == NULL) return NULL;
   atomic_store(&t->tid, 0);
   t->java = java;
-  snprintf(t->name, sizeof t->name, "%s", name != NULL ? name : "");
+  /* a recycled entry: a name_of() that found it before its removal may
+   * still be copying the old name */
+  set_name(t, name != NULL ? name : "");
   t->jthread = NULL;
   t->start_ticks = start_ticks;
   t->perf_fd = -1;
   t->has_timer = false;
   atomic_store(&t->queue, NULL);
   atomic_store(&t->pending_weight, 0);
+  atomic_store(&t->quiet_until_ns, 0);
+  atomic_store(&t->carried_weight, 0);
   t->last_cpu_ns = t->last_wall_ns = 0;
   t->next_free = NULL;
   atomic_store_explicit(&t->tid, tid, memory_order_release);
@@ -189,7 +203,7 @@ void p2_threads_name_of(int tid, char *buf, size_t len) {
     unsigned seq = atomic_load(&t->name_seq);
     if (seq & 1) continue;
     /* A racing rename may tear the copy; the sequence check discards it. */
-    for (size_t i = 0; i < sizeof copy; i++) copy[i] = ((volatile char *)t->name)[i];
+    for (size_t i = 0; i < sizeof copy; i++) copy[i] = __atomic_load_n(&t->name[i], __ATOMIC_RELAXED);
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load(&t->name_seq) == seq) {
       copy[sizeof copy - 1] = '\0';

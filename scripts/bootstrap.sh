@@ -39,6 +39,7 @@ if [[ ${PROFILE2_TEST_PACKAGES:-0} == 1 ]]; then
     chromium                      # the flame graph page in headless Chromium (agent-html-chromium)
     libxalan2-java libxerces2-java # Xalan's XSLT processor, profiled end to end (tests/jvm/e2e)
     libh2-java                    # the H2 SQL engine, profiled end to end (tests/jvm/e2e)
+    clang libclang-rt-14-dev      # libFuzzer and its runtime (tests/fuzz, scripts/test_fuzz.sh)
   )
 fi
 

@@ -14,6 +14,11 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
   va_start(ap, fmt);
   if (err != NULL && errlen > 0) vsnprintf(err, errlen, fmt, ap);
   va_end(ap);
+  /* The message quotes words as typed, and a word may hold a newline or
+   * any control character (found by tests/fuzz/fuzz_args.c): the message
+   * stays one line. */
+  for (char *p = err; p != NULL && errlen > 0 && *p != '\0'; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
   return -1;
 }
 

@@ -24,15 +24,33 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* cds_list_add_rcu / cds_list_del_rcu, with the pointers readers follow
+ * stored as C11 release stores. liburcu 0.13's rcu_assign_pointer is a
+ * barrier plus a volatile store, which is what x86 needs but no
+ * happens-before edge for the C11 model: ThreadSanitizer reports every
+ * insertion as a race with the drainer's traversal (whose rcu_dereference
+ * is an __atomic_load). Same instructions on x86. Writers mutex held. */
+static void list_add_rcu(struct cds_list_head *newp, struct cds_list_head *head) {
+  newp->next = head->next;
+  newp->prev = head;
+  head->next->prev = newp;
+  __atomic_store_n(&head->next, newp, __ATOMIC_RELEASE);
+}
+
+static void list_del_rcu(struct cds_list_head *elem) {
+  elem->next->prev = elem->prev;
+  __atomic_store_n(&elem->prev->next, elem->next, __ATOMIC_RELEASE);
+}
+
 void p2_registry_add(ASGST_Queue *q) {
   pthread_mutex_lock(&writers);
-  cds_list_add_rcu(&q->node, &queues);
+  list_add_rcu(&q->node, &queues);
   pthread_mutex_unlock(&writers);
 }
 
 void p2_registry_remove(ASGST_Queue *q) {
   pthread_mutex_lock(&writers);
-  cds_list_del_rcu(&q->node);
+  list_del_rcu(&q->node);
   pthread_mutex_unlock(&writers);
   /* After this no drainer pass can newly find q; passes that found it hold
    * a reference (waited for in retire). */

@@ -60,7 +60,9 @@ int p2_vmstructs_open(void) {
   return 0;
 }
 
-#define FIELD(entry, off, T) (*(const T *)((entry) + (off)))
+/* "T const", not "const T": T may itself start with const ("const char *"),
+ * which clang rejects as a duplicate specifier. */
+#define FIELD(entry, off, T) (*(T const *)((entry) + (off)))
 
 /* Tables end with an entry whose name is NULL. */
 static const char *find_struct(const char *type, const char *field) {

@@ -161,6 +161,19 @@ Test(collapsed, reader_merges_repeated_stacks_and_skips_blank_lines) {
   p2_cct_destroy(&t);
 }
 
+Test(collapsed, reader_takes_the_largest_weights_the_writer_writes) {
+  /* Found by tests/fuzz (outputs): the overflow check refused the top six
+   * values of uint64_t, so `profile2 report` could not read such a file. */
+  struct p2_cct t;
+  char err[128];
+  cr_assert_eq(parse(&t, "a;b 18446744073709551615\na;c 18446744073709551610\n", err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(t.nnodes, 4);
+  p2_cct_destroy(&t);
+  cr_assert_eq(parse(&t, "a 18446744073709551616\n", err, sizeof err), -1, "2^64 accepted");
+  p2_cct_destroy(&t);
+}
+
 Test(collapsed, reader_reports_malformed_lines_with_their_number) {
   static const struct {
     const char *text, *expect;

@@ -34,6 +34,13 @@ Test(args, no_command_is_a_usage_error) {
 
 Test(args, unknown_command_is_named) { ASSERT_ERROR_NAMING(PARSE("frobnicate"), "'frobnicate'"); }
 
+Test(args, a_word_with_a_newline_is_quoted_on_one_line) {
+  /* Found by tests/fuzz (args): the word was quoted as typed. */
+  cr_assert_eq(PARSE("fro\nbnicate"), -1);
+  cr_assert(strchr(err, '\n') == NULL, "error '%s' is not one line", err);
+  cr_assert(strstr(err, "fro?bnicate") != NULL, "error '%s' does not name the word", err);
+}
+
 Test(args, option_before_any_command_is_named) { ASSERT_ERROR_NAMING(PARSE("--frob"), "'--frob'"); }
 
 Test(args, help_has_four_spellings) {
