@@ -9,7 +9,7 @@
 #            in the same round; medians over the rounds. The queue runs also
 #            give the signal-to-handler latency, the cost per drain and the
 #            losses by reason.
-#  wall      2 busy + 50 mostly idle threads, wall-clock sampling at 1 ms
+#  wall      2 busy + 50 (WALL_IDLE) mostly idle threads, wall-clock sampling at 1 ms
 #            (every thread every ms), queues of 64 and of 8, with and
 #            without compression: queue-full rate, latency, drains.
 #  capture   the queue test's recursive fixture (tests/jvm/queue) with
@@ -25,6 +25,7 @@
 #        SECONDS_PER_RUN (5) measured seconds of each overhead/wall run
 #        EXPERIMENTS ("overhead wall capture") which ones to run
 #        WALL_QUEUES ("64 8") queue sizes of the wall experiment
+#        WALL_IDLE (50) mostly idle threads of the wall experiment
 #        JDK17, JDK25  JDK homes
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +35,7 @@ out=${OUT:-$build/bench-queue}
 secs=${SECONDS_PER_RUN:-5}
 experiments=" ${EXPERIMENTS:-overhead wall capture} "
 wall_queues=${WALL_QUEUES:-64 8}
+wall_idle=${WALL_IDLE:-50}
 jdk17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 jdk25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
@@ -84,7 +86,7 @@ for spec in "${jdks[@]}"; do
     if [[ $experiments == *" wall "* ]]; then
       for qsize in $wall_queues; do
         for c in 1 0; do
-          bench_run "$jdk" "$home" wall "$r" "mode=queue,clock=wall,interval=1000,queue=$qsize,compress=$c" 2 50
+          bench_run "$jdk" "$home" wall "$r" "mode=queue,clock=wall,interval=1000,queue=$qsize,compress=$c" 2 "$wall_idle"
         done
       done
     fi
@@ -102,4 +104,4 @@ done
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "profile2: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes'), build $build"
 } >&2
-python3 "$root/bench/queue/summarize.py" "$raw"
+WALL_IDLE=$wall_idle python3 "$root/bench/queue/summarize.py" "$raw"

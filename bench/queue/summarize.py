@@ -2,6 +2,7 @@
 """Markdown tables from bench/queue_cost.sh's raw lines (medians over rounds)."""
 import re
 import statistics
+import os
 import sys
 from collections import defaultdict
 
@@ -71,23 +72,28 @@ def main():
                 lat, extra = "-", "- | - | - | -"
             print("| %s | %s | %s | %.2f | %.0f | %s | %s |" % (jdk, mode, spread(ratios, "%.3f"),
                   med([d["cpu_s"] for d in ds]), sig, lat, extra))
-    print("\n### Wall clock, 2 busy + 50 mostly idle threads, every thread every 1 ms\n")
-    print("| JDK | queue | compression | signals | enqueued | compressed | full (rate) | other | "
+    idle = int(os.environ.get("WALL_IDLE", "50"))
+    print("\n### Wall clock, 2 busy + %d mostly idle threads, every thread every 1 ms\n" % idle)
+    print("| JDK | queue | compression | signals | enqueued | compressed | full (rate) | "
+          "lost: other / no Java frame / failed | stale | "
           "latency p50 / p99 (us) | drains | held per drain (us) | process CPU s |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | --- | ---: | ---: | ---: |")
     for jdk in jdks:
         for qsize, c in sorted({key[2] for key in runs if key[0] == jdk and key[1] == "wall"}, reverse=True):
             ds = runs.get((jdk, "wall", (qsize, c)), [])
             if not ds:
                 continue
             rates = [d["full"] / d["signals"] for d in ds if d["signals"]]
-            print("| %s | %d | %s | %.0f | %.0f | %.0f | %.0f (%s %%) | %.0f | %.0f / %.0f | %.0f | %.1f | %.2f |" % (
-                jdk, qsize, "on" if c else "off", med([d["signals"] for d in ds]), med([d["enqueued"] for d in ds]),
-                med([d["compressed"] for d in ds]), med([d["full"] for d in ds]),
-                spread([100 * r for r in rates], "%.2f"), med([d["other"] for d in ds]),
-                med([d["latency_p50_us"] for d in ds]), med([d["latency_p99_us"] for d in ds]),
-                med([d["drains"] for d in ds]), med([d["held_per_drain_us"] for d in ds]),
-                med([d["cpu_s"] for d in ds])))
+            print("| %s | %d | %s | %.0f | %.0f | %.0f | %.0f (%s %%) | %.0f / %.0f / %.0f | %.3f %% | %.0f / %.0f | "
+                  "%.0f | %.1f | %.2f |" % (
+                      jdk, qsize, "on" if c else "off", med([d["signals"] for d in ds]), med([d["enqueued"] for d in ds]),
+                      med([d["compressed"] for d in ds]), med([d["full"] for d in ds]),
+                      spread([100 * r for r in rates], "%.2f"), med([d["other"] for d in ds]),
+                      med([d["no_java"] for d in ds]), med([d["elem_errors"] for d in ds]),
+                      100 * sum(d["stale"] for d in ds) / max(1, sum(d["handled"] for d in ds)),
+                      med([d["latency_p50_us"] for d in ds]), med([d["latency_p99_us"] for d in ds]),
+                      med([d["drains"] for d in ds]), med([d["held_per_drain_us"] for d in ds]),
+                      med([d["cpu_s"] for d in ds])))
     print("\n### Frames captured below the first Java frame (K), queue test fixture, 20,000 signals a run\n")
     print("| JDK | K | stale elements %, median (min..max) | CCT overlap | whole-stack overlap | "
           "ASGST_Enqueue p50 / p99 (ns) |")

@@ -153,16 +153,25 @@ def main():
     check(not others, "no other lines from the agent (errors): %s" % others[:3])
 
     # Warm-up: growth per cycle falls as malloc arenas and lazily touched
-    # tables reach their high-water marks (JDK 17, KiB/cycle: 194 from
-    # cycle 10 to 20, 76 to 50, 50 to 100, 16 to 200); so the long form
-    # measures from cycle 50, the short one from 10 with a looser bound.
+    # tables reach their high-water marks; so the long form measures from
+    # cycle 50, the short one from 10 with a looser bound (with the mmap'ed
+    # wall tables and queue rings, cycles 50 to 100: JDK 17 0.2 KiB/cycle,
+    # JDK 25 17.9).
     base = 50 if a.cycles >= 100 else 10 if a.cycles > 10 else 1
     last = max(figures) if figures else 0
+    # Under ASan (the build-asan JVM tests preload its runtime into java)
+    # freed memory waits in ASan's quarantine (256 MiB by default) instead
+    # of going back to malloc: RSS grows by design there, so it is
+    # reported, not bounded. NMT (the JVM's own accounting) still is.
+    asan = "libasan" in os.environ.get("LD_PRELOAD", "")
     if last > base:
         for i, what in ((0, "RSS"), (1, "NMT committed")):
             per = (figures[last][i] - figures[base][i]) / (last - base)
-            check(per <= a.bound_kib, "%s growth from cycle %d to %d: %.1f KiB/cycle (bound %d)" %
-                  (what, base, last, per, a.bound_kib))
+            line = "%s growth from cycle %d to %d: %.1f KiB/cycle" % (what, base, last, per)
+            if i == 0 and asan:
+                print("      %s (not bounded under ASan: its quarantine holds freed memory)" % line)
+                continue
+            check(per <= a.bound_kib, "%s (bound %d)" % (line, a.bound_kib))
     if FAILURES:
         print("%d failed checks" % len(FAILURES))
         sys.exit(1)

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Overhead of profile2 and of JDK Flight Recorder on real Java programs
+(issue 6, item 1), with the profiles kept for the agreement study (item 3).
+
+Workloads (Debian packages and the JDK; the same programs as the e2e tests,
+whose input generators tests/jvm/e2e/e2e_test.py holds):
+  javac  the JDK's javac compiling a generated tree of source files
+  xslt   Xalan-J's command line over a quadratic stylesheet
+  sql    H2's RunScript: fill, filter, nested-loop join in memory
+
+Configurations, per JDK (see configs() below): the program alone (base);
+profile2 for event cpu and wall, interval 10 ms, 1 ms and 100 us, walk
+signal and safepoint; profile2 started but never sampling (p2-idle) and
+-XX:+DebugNonSafepoints alone, which tell the fixed costs apart; JFR's jdk.ExecutionSample at 10 ms and at 1 ms (the
+shortest period it honours: 100 us samples no faster than 1 ms); on JDK 25
+also JFR's jdk.CPUTimeSample (JEP 509) at 10 ms, 1 ms and 100 us.
+
+Design: after one warm-up run per workload, each round runs every
+configuration once in a shuffled order with a base run before every third
+configuration and at the end; a configuration's ratio in a round is its
+time over the mean of the base runs just before and just after it (at most
+three runs apart, so slow drift of the machine cancels). Wall time is the
+process's elapsed time; CPU time its user + system time from wait4(). One
+raw JSON line per run goes to OUT/raw.jsonl; summarize.py makes the tables.
+
+  overhead.py --java-home J --jdk NAME --agent SO --out DIR [--rounds N]
+              [--workloads javac,xslt,sql] [--only REGEX]
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "jvm", "e2e"))
+import e2e_test  # noqa: E402  (the workloads' inputs and expected results)
+
+INTERVALS = (("10ms", "10 ms"), ("1ms", "1 ms"), ("100us", "100 us"))
+
+
+def configs(jdk):
+    """[(name, kind, detail)] in a fixed order (rounds shuffle it)."""
+    out = []
+    for event in ("cpu", "wall"):
+        for walk in ("signal", "safepoint"):
+            for iv, _ in INTERVALS:
+                out.append(("p2-%s-%s-%s" % (event, walk, iv), "profile2",
+                            {"event": event, "walk": walk, "interval": iv}))
+    # What the overhead is made of (not sampling): the agent loaded and
+    # started with an interval no run reaches (start-up, JVMTI events,
+    # per-thread timers, DebugNonSafepoints, writing the files), and
+    # DebugNonSafepoints alone (the JIT's extra debug information).
+    out.append(("p2-idle", "profile2", {"event": "cpu", "walk": "signal", "interval": "100s"}))
+    out.append(("jvm-debugnonsafepoints", "flags",
+                {"flags": ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]}))
+    for iv, jfc in INTERVALS[:2]:
+        out.append(("jfr-exec-%s" % iv, "jfr", {"event": "jdk.ExecutionSample", "setting": "period", "value": jfc}))
+    if jdk != "jdk17":
+        for iv, _ in INTERVALS:
+            out.append(("jfr-cpu-%s" % iv, "jfr", {"event": "jdk.CPUTimeSample", "setting": "throttle", "value": iv}))
+    return out
+
+
+# --- the workloads -------------------------------------------------------------
+
+
+class Workload:
+    """prepare() once; argv(java_home, jvm_args) per run; check(stdout, dir)."""
+
+    def __init__(self, name, scratch):
+        self.name = name
+        self.dir = os.path.join(scratch, name)
+
+
+class Javac(Workload):
+    def prepare(self, size):
+        src = os.path.join(self.dir, "src")
+        self.files = e2e_test.generate_javac_tree(src, size, 2)
+        self.argfile = os.path.join(self.dir, "sources.txt")
+        with open(self.argfile, "w") as f:
+            f.write("\n".join(self.files) + "\n")
+
+    def argv(self, java_home, jvm_args, rundir):
+        out = os.path.join(rundir, "classes")
+        os.makedirs(out, exist_ok=True)
+        return ([os.path.join(java_home, "bin", "javac")] + ["-J" + a for a in jvm_args] +
+                ["-proc:none", "-nowarn", "-d", out, "@" + self.argfile])
+
+    def check(self, stdout, rundir):
+        n = sum(1 for _, _, fs in os.walk(os.path.join(rundir, "classes")) for f in fs if f.endswith(".class"))
+        return n >= len(self.files)
+
+
+class Xslt(Workload):
+    def prepare(self, size):
+        self.cp = e2e_test.jars("/usr/share/java/xalan2.jar", "/usr/share/java/serializer.jar",
+                                "/usr/share/java/xercesImpl.jar")
+        self.xml, self.xsl, self.expected = e2e_test.xslt_inputs(self.dir, size, 40)
+
+    def argv(self, java_home, jvm_args, rundir):
+        self.result = os.path.join(rundir, "out.txt")
+        return ([os.path.join(java_home, "bin", "java")] + jvm_args +
+                ["-cp", self.cp, "org.apache.xalan.xslt.Process", "-IN", self.xml, "-XSL", self.xsl,
+                 "-OUT", self.result])
+
+    def check(self, stdout, rundir):
+        with open(os.path.join(rundir, "out.txt")) as f:
+            return [x.strip() for x in f.read().splitlines() if x.strip()] == self.expected
+
+
+class Sql(Workload):
+    def prepare(self, size):
+        self.cp = e2e_test.jars("/usr/share/java/h2.jar")
+        self.script, self.expected = e2e_test.sql_script(self.dir, 200000, size)
+
+    def argv(self, java_home, jvm_args, rundir):
+        return ([os.path.join(java_home, "bin", "java")] + jvm_args +
+                ["-cp", self.cp, "org.h2.tools.RunScript", "-url", "jdbc:h2:mem:bench", "-user", "sa",
+                 "-script", self.script, "-showResults"])
+
+    def check(self, stdout, rundir):
+        n, length, j = self.expected
+        return (re.search(r"\b%d\b.*\b%d\b" % (n, length), stdout) is not None and
+                re.search(r"\b%d\b" % j, stdout) is not None)
+
+
+class Scaling(Workload):
+    """bench/scaling/Scaling.java: name scale-tTHREADS-dDEPTH."""
+
+    def prepare(self, units):
+        _, t, d = self.name.split("-")
+        self.threads, self.depth, self.units = int(t[1:]), int(d[1:]), units
+        subprocess.run([os.path.join(self.java_home, "bin", "javac"), "-d", self.dir,
+                        os.path.join(ROOT, "bench", "scaling", "Scaling.java")], check=True)
+
+    def argv(self, java_home, jvm_args, rundir):
+        return ([os.path.join(java_home, "bin", "java")] + jvm_args +
+                ["-cp", self.dir, "Scaling", str(self.threads), str(self.depth), str(self.units)])
+
+    def check(self, stdout, rundir):
+        if not hasattr(self, "checksum"):
+            self.checksum = stdout
+        return stdout.startswith("checksum ") and stdout == self.checksum
+
+
+WORKLOADS = {"javac": (Javac, 15), "xslt": (Xslt, 1600), "sql": (Sql, 1200), "scale": (Scaling, 25000)}
+
+
+# --- one run ---------------------------------------------------------------------
+
+
+def jvm_args(a, kind, detail, rundir):
+    """The JVM options of one configuration, and the files it writes."""
+    if kind == "base":
+        return [], {}
+    if kind == "flags":
+        return detail["flags"], {}
+    if kind == "profile2":
+        base = os.path.join(rundir, "profile")
+        opts = "event=%s,interval=%s,walk=%s,tiers,quiet,file=%s.collapsed,file=%s.txt" % (
+            detail["event"], detail["interval"], detail["walk"], base, base)
+        return ["-agentpath:%s=%s" % (a.agent, opts)], {"collapsed": base + ".collapsed", "txt": base + ".txt"}
+    jfc = os.path.join(rundir, "settings.jfc")
+    with open(jfc, "w") as f:
+        f.write('<?xml version="1.0" encoding="UTF-8"?>\n<configuration version="2.0">\n'
+                '  <event name="%s"><setting name="enabled">true</setting>'
+                '<setting name="%s">%s</setting><setting name="stackTrace">true</setting></event>\n'
+                '</configuration>\n' % (detail["event"], detail["setting"], detail["value"]))
+    rec = os.path.join(rundir, "recording.jfr")
+    return ["-XX:StartFlightRecording=filename=%s,settings=%s" % (rec, jfc)], {"jfr": rec}
+
+
+def run_once(a, wl, kind, detail, rundir):
+    if os.path.isdir(rundir):
+        shutil.rmtree(rundir)
+    os.makedirs(rundir)
+    extra, files = jvm_args(a, kind, detail, rundir)
+    argv = wl.argv(a.java_home, extra, rundir)
+    if a.cpus:
+        argv = ["taskset", "-c", a.cpus] + argv
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=rundir)
+    out, err = p.communicate(timeout=600)
+    wall = time.monotonic() - t0
+    # communicate() reaps the child; its CPU time is the increase of
+    # RUSAGE_CHILDREN, which measured_run reads around this call.
+    return p.returncode, out.decode(errors="replace"), err.decode(errors="replace"), wall, files
+
+
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def samples_of(a, files):
+    """Samples the profiler recorded (read after the timing)."""
+    if "txt" in files:
+        try:
+            with open(files["txt"]) as f:
+                m = re.search(r"^samples: (\d+) signals handled", f.read(), re.M)
+            return int(m.group(1)) if m else None
+        except OSError:
+            return None
+    if "jfr" in files and os.path.exists(files["jfr"]):
+        r = subprocess.run([os.path.join(a.java_home, "bin", "jfr"), "summary", files["jfr"]],
+                           capture_output=True, text=True)
+        n = 0
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if len(f) >= 2 and f[0] in ("jdk.ExecutionSample", "jdk.CPUTimeSample", "jdk.NativeMethodSample"):
+                n += int(f[1])
+        return n
+    return None
+
+
+def measured_run(a, wl, name, kind, detail, rnd, seq, raw):
+    rundir = os.path.join(a.out, "runs", a.jdk, wl.name, "current")
+    c0 = children_cpu()
+    rc, out, err, wall, files = run_once(a, wl, kind, detail, rundir)
+    cpu = children_cpu() - c0
+    ok = rc == 0 and wl.check(out, rundir)
+    if not ok:
+        print("overhead.py: %s %s %s failed (exit %s): %s" % (a.jdk, wl.name, name, rc, err[-2000:]),
+              file=sys.stderr)
+    rec = {"jdk": a.jdk, "workload": wl.name, "config": name, "round": rnd, "seq": seq, "wall": wall,
+           "cpu": cpu, "ok": ok, "samples": samples_of(a, files) if ok else None}
+    # Keep the collapsed profiles (agreement study) and the summaries.
+    if ok and "collapsed" in files and rnd > 0:
+        keep = os.path.join(a.out, "profiles", a.jdk, wl.name)
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(files["collapsed"], os.path.join(keep, "%s.r%d.collapsed" % (name, rnd)))
+        shutil.copy(files["txt"], os.path.join(keep, "%s.r%d.txt" % (name, rnd)))
+    raw.write(json.dumps(rec) + "\n")
+    raw.flush()
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--java-home", required=True)
+    ap.add_argument("--jdk", required=True, help="label: jdk17, jdk25")
+    ap.add_argument("--agent", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workloads", default="javac,xslt,sql")
+    ap.add_argument("--only", default="", help="regex on configuration names")
+    ap.add_argument("--cpus", default="", help="taskset CPU list for every run")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    os.makedirs(a.out, exist_ok=True)
+    cfgs = [c for c in configs(a.jdk) if re.search(a.only, c[0])]
+    raw = open(os.path.join(a.out, "raw.jsonl"), "a")
+    failed = 0
+    for wname in a.workloads.split(","):
+        cls, size = WORKLOADS[wname.split("-")[0]]
+        wl = cls(wname, os.path.join(a.out, "inputs", a.jdk))
+        wl.java_home = a.java_home
+        if os.path.isdir(wl.dir):
+            shutil.rmtree(wl.dir)
+        os.makedirs(wl.dir)
+        wl.prepare(size)
+        # Warm-up (page cache, CDS archive, the jar files): not recorded.
+        measured_run(a, wl, "base", "base", {}, 0, 0, open(os.devnull, "w"))
+        for rnd in range(1, a.rounds + 1):
+            order = cfgs[:]
+            rng.shuffle(order)
+            plan = []
+            for i, c in enumerate(order):
+                if i % 3 == 0:
+                    plan.append(("base", "base", {}))
+                plan.append(c)
+            plan.append(("base", "base", {}))
+            t0 = time.monotonic()
+            for seq, (name, kind, detail) in enumerate(plan):
+                failed += not measured_run(a, wl, name, kind, detail, rnd, seq, raw)
+            print("overhead.py: %s %s round %d of %d: %d runs in %.0f s" % (
+                a.jdk, wname, rnd, a.rounds, len(plan), time.monotonic() - t0), file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
