@@ -254,6 +254,8 @@ def main():
     ap.add_argument("--cpus", default="", help="taskset CPU list for every run")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    # Runs start in their own directory: every path they get is absolute.
+    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
     cfgs = [c for c in configs(a.jdk) if re.search(a.only, c[0])]
