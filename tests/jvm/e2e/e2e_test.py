@@ -367,9 +367,13 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     # interval when timer overruns or walk=safepoint's folding (same top
     # frame as the youngest queued element) added to it: the weights of
     # the collapsed stacks exceed the counts by at most that much.
+    # So does the handler's time budget: a signal it does not walk gives its
+    # weight to the thread's next record (the summary's "throttled").
     sm = re.match(r"(\d+) signals handled, weight (\d+)", summary_value(txt, "samples"))
     fold = re.search(r"\((\d+) more folded into them\)", summary_value(txt, "safepoint walks"))
-    extra = (int(sm.group(2)) - int(sm.group(1)) if sm else total) + (int(fold.group(1)) if fold else 0)
+    held = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
+    extra = ((int(sm.group(2)) - int(sm.group(1)) if sm else total) + (int(fold.group(1)) if fold else 0) +
+             (int(held.group(1)) if held else 0))
 
     # threads: the section is there, its samples add up to the profile's,
     # and each thread's weight is that of its stacks (under its root).
@@ -379,7 +383,8 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
         return
     rows, rest = th
     check(sum(x[4] for x in rows) + rest == int(tot.group(1)) and total - extra <= int(tot.group(1)) <= total,
-          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded or overrun)"
+          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded, overrun "
+          "or throttled)"
           % (label, sum(x[4] for x in rows), rest, tot.group(1), total, extra))
     by_root = {}
     for f, n in stacks:
