@@ -30,6 +30,25 @@ static uint64_t now_ns(void) {
  * happens-before edge for the C11 model: ThreadSanitizer reports every
  * insertion as a race with the drainer's traversal (whose rcu_dereference
  * is an __atomic_load). Same instructions on x86. Writers mutex held. */
+/* The grace period itself: urcu_memb_synchronize_rcu() returns only after
+ * every read-side section that began before it has ended, so the drainer's
+ * reads of a queue it found happen before the queue is freed. liburcu is
+ * not built with TSan, which therefore sees no order between those reads
+ * and free() (a false race, reported by queue_registry_stress). Under TSan
+ * the edge is stated explicitly: each reader releases a common token when
+ * it leaves its section, and the writer acquires it after the grace
+ * period. Nothing at all in other builds. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static char grace_token;
+#define GRACE_READER_DONE() __tsan_release(&grace_token)
+#define GRACE_WRITER_WAITED() __tsan_acquire(&grace_token)
+#else
+#define GRACE_READER_DONE() ((void)0)
+#define GRACE_WRITER_WAITED() ((void)0)
+#endif
+
 static void list_add_rcu(struct cds_list_head *newp, struct cds_list_head *head) {
   newp->next = head->next;
   newp->prev = head;
@@ -55,6 +74,7 @@ void p2_registry_remove(ASGST_Queue *q) {
   /* After this no drainer pass can newly find q; passes that found it hold
    * a reference (waited for in retire). */
   urcu_memb_synchronize_rcu();
+  GRACE_WRITER_WAITED();
 }
 
 int p2_registry_pending(ASGST_Queue **out, int max) {
@@ -67,6 +87,7 @@ int p2_registry_pending(ASGST_Queue **out, int max) {
     atomic_fetch_add(&q->refs, 1);
     out[n++] = q;
   }
+  GRACE_READER_DONE();
   urcu_memb_read_unlock();
   return n;
 }
