@@ -588,7 +588,11 @@ P2_AS_SAFE static int init_native_only(struct p2_walker *w, const struct p2_regs
   memset(w, 0, sizeof *w);
   w->options = options;
   w->stack_lo = regs->sp;
-  w->stack_hi = regs->sp + NATIVE_STACK_WINDOW;
+  /* In integers: a fuzzed or corrupt sp near the top of the address space
+   * must not overflow a pointer (UBSan, walk-fuzz); the window is clamped. */
+  uintptr_t lo = (uintptr_t)regs->sp;
+  uintptr_t hi = lo > UINTPTR_MAX - (uintptr_t)NATIVE_STACK_WINDOW ? UINTPTR_MAX : lo + (uintptr_t)NATIVE_STACK_WINDOW;
+  w->stack_hi = (const char *)hi;
   w->state = 1;
   w->top = true;
   w->start = *regs;
