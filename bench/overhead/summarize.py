@@ -59,6 +59,15 @@ def ratios(runs):
     return out
 
 
+def cells_of(v):
+    """wall median [min, max], CPU median, samples median of one configuration."""
+    if not v or not v["wall"]:
+        return ["", "", ""]
+    return ["%.3f [%.3f, %.3f]" % (statistics.median(v["wall"]), min(v["wall"]), max(v["wall"])),
+            "%.3f" % statistics.median(v["cpu"]),
+            "%d" % statistics.median(v["samples"]) if v["samples"] else ""]
+
+
 def scaling_tables(rat, jdk, wls):
     """Rows: workloads (scale-tTHREADS-dDEPTH); columns: configurations."""
     cfgs = sorted({k[2] for k in rat if k[0] == jdk and k[1] in wls}, key=config_order)
@@ -70,13 +79,7 @@ def scaling_tables(rat, jdk, wls):
         cells = []
         base = [x for c in cfgs for x in rat.get((jdk, w, c), {}).get("base_wall", [])]
         for c in cfgs:
-            v = rat.get((jdk, w, c))
-            if not v or not v["wall"]:
-                cells += ["", "", ""]
-                continue
-            cells.append("%.3f [%.3f, %.3f]" % (statistics.median(v["wall"]), min(v["wall"]), max(v["wall"])))
-            cells.append("%.3f" % statistics.median(v["cpu"]))
-            cells.append("%d" % statistics.median(v["samples"]) if v["samples"] else "")
+            cells += cells_of(rat.get((jdk, w, c)))
         print("| %s | %s | %.2f s | %s |" % (t[1:], d[1:], statistics.median(base) if base else 0, " | ".join(cells)))
 
 
@@ -106,13 +109,7 @@ def overhead_tables(runs):
         for c in cfgs:
             cells = []
             for w in wls:
-                v = rat.get((jdk, w, c))
-                if not v or not v["wall"]:
-                    cells += ["", "", ""]
-                    continue
-                cells.append("%.3f [%.3f, %.3f]" % (statistics.median(v["wall"]), min(v["wall"]), max(v["wall"])))
-                cells.append("%.3f" % statistics.median(v["cpu"]))
-                cells.append("%d" % statistics.median(v["samples"]) if v["samples"] else "")
+                cells += cells_of(rat.get((jdk, w, c)))
             print("| %s | %s |" % (c, " | ".join(cells)))
 
 
