@@ -307,9 +307,11 @@ PROFILE2_API jmethodID ASGST_MethodToJMethodID(ASGST_Method method);
  * Context: Anywhere, on a thread attached to the JVM. */
 PROFILE2_API ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID);
 
-/* The class behind a JNI class reference, or NULL.
- * Context: Anywhere, on a thread attached to the JVM that owns the
- * reference. */
+/* The class behind a JNI class reference (local, global or weak), or NULL;
+ * NULL also before profile2 has started (it does not start itself here:
+ * starting takes a lock).
+ * Context: AS-Safe; on the thread that owns the reference (any thread for
+ * a global one). */
 PROFILE2_API ASGST_Class ASGST_JClassToClass(jclass klass);
 
 /* A new JNI local reference to klass's java.lang.Class, in the calling
@@ -473,11 +475,24 @@ PROFILE2_API void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options,
                                                 bool offerIterator,
                                                 ASGST_OnQueueSafepointHandler end, void *arg);
 
-/* Capture the current top Java frame(s) from ucontext into queue (and wake
- * the drainer if that filled it to half its capacity). Returns the trace
- * kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE, ASGST_ENQUEUE_NO_QUEUE,
+/* Capture the top Java frame(s) of the queue's thread from ucontext into
+ * queue (and wake the drainer if that filled it to half its capacity).
+ * Returns the trace kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE,
+ * ASGST_ENQUEUE_NO_QUEUE, ASGST_ENQUEUE_OTHER_ERROR (another enqueue into
+ * this queue is in progress, e.g. the thread was interrupted inside one),
  * or a walk error.
- * Context: AS-Safe; queue must belong to the calling thread. */
+ * As the proposal allows, the queue may belong to another thread if that
+ * thread is stopped for the whole call (profile2 cannot check this: the
+ * caller promises it, e.g. the thread waits in its signal handler until
+ * the enqueue returned). ucontext is then that thread's own (the one its
+ * signal handler received), or NULL to start at its last Java frame, which
+ * HotSpot records only while the thread is not running Java code (in
+ * native code, blocked, waiting, or suspended): for a thread running Java
+ * code NULL gives ASGST_UNSAFE_STATE. A ucontext whose stack pointer is not
+ * on that thread's stack gives PROFILE2_INVALID_ARGUMENT. For the calling
+ * thread's own queue ucontext is required (NULL: PROFILE2_INVALID_ARGUMENT).
+ * Context: AS-Safe; queue belongs to the calling thread, or its thread is
+ * stopped during the call. */
 PROFILE2_API int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument);
 
 /* Fill *element with what ASGST_Enqueue would store for ucontext (arg is set

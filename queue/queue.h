@@ -21,6 +21,12 @@
  *   drain_begin/at/end        | consumer only   | producer operations
  *   create / destroy          | anyone          | nothing on that queue
  *
+ * The producer is normally the owning thread; another thread may produce
+ * while the owner is stopped (ASGST_Enqueue for a stopped thread). Two
+ * producers never run reserve..commit at once: reserve takes `busy` by an
+ * exchange (the loser fails as `nested`), and commit's release of `busy`
+ * hands the tail to the next producer's exchange, whichever thread it is.
+ *
  * A producer operation interrupted by a nested signal on the same thread
  * whose handler also produces: the nested reserve fails with P2_EENQUEUE
  * (counted as `nested`), the interrupted one completes normally.

@@ -361,11 +361,11 @@ P2_EXPORT ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID) {
 /* Bounded retries when a GC moves the mirror while it is being read. */
 #define MIRROR_READ_ATTEMPTS 8
 
-P2_EXPORT ASGST_Class ASGST_JClassToClass(jclass klass) {
-  if (klass == NULL) return NULL;
-  if (!info_ready()) {
-    if (ASGST_Capabilities() == 0 || p2_klass_layout_ready() != 0) return NULL;
-  }
+/* AS-Safe, as the proposal declares it ("Signal safe"): so it never starts
+ * the library (that takes the start-up lock); before start-up it answers
+ * NULL. */
+P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_JClassToClass(jclass klass) {
+  if (klass == NULL || !info_ready()) return NULL;
   const void *slot = (const void *)((uintptr_t)klass & ~JNI_HANDLE_TAG_MASK);
   /* The calling thread is in native state, so a GC may move the mirror
    * while we read it (the raw loads have no GC barrier: profile2 supports

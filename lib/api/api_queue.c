@@ -115,14 +115,20 @@ P2_EXPORT void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bo
 
 P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
   if (queue == NULL || atomic_load(&queue->dead)) return ASGST_ENQUEUE_NO_QUEUE;
-  if (ucontext == NULL) return P2_EINVAL;
-  /* The capture reads the calling thread's stack: only the owner may. */
-  if (p2_thread_current(NULL) != queue->java_thread) return ASGST_ENQUEUE_OTHER_ERROR;
+  /* The proposal also allows a queue of another thread that "has to be
+   * stopped during the duration of this call": its stack is then read
+   * from its own registers (a ucontext its signal handler handed over) or,
+   * without one, from its last Java frame. Whether it is stopped cannot be
+   * checked; that is the caller's promise, as in the proposal. */
+  bool own = p2_thread_current(NULL) == queue->java_thread;
+  if (own && ucontext == NULL) return P2_EINVAL;
   int err;
   struct p2_capture *c = p2_queue_reserve(queue->ring, &err);
   if (c == NULL) return err == P2_EFULL ? ASGST_ENQUEUE_FULL_QUEUE : ASGST_ENQUEUE_OTHER_ERROR;
-  struct p2_regs regs = regs_of(ucontext);
-  int kind = p2_capture_take(c, &regs, queue->options, queue->below);
+  struct p2_regs regs;
+  if (ucontext != NULL) regs = regs_of(ucontext);
+  int kind = p2_capture_take(c, own ? NULL : queue->java_thread, ucontext != NULL ? &regs : NULL,
+                             queue->options, queue->below);
   if (kind <= 0) {
     p2_queue_abort(queue->ring);
     return kind;

@@ -14,12 +14,20 @@ size_t p2_capture_size(int below, int options) {
   return sizeof(struct p2_capture) + (size_t)(natives + 1 + below) * sizeof(struct p2_cframe);
 }
 
-P2_AS_SAFE int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below) {
+P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const struct p2_regs *regs, int options,
+                               int below) {
   struct p2_walker w;
   /* Before the walk: an unload reported after this may concern a method
    * the walk records (element_iter.c asks p2_unload_check_captured). */
   c->unload_gen = p2_unload_generation();
-  int kind = p2_walker_init_regs(&w, regs, (options & ASGST_INCLUDE_NON_JAVA_FRAMES) | P2_WALK_PHYSICAL);
+  int wopts = (options & ASGST_INCLUDE_NON_JAVA_FRAMES) | P2_WALK_PHYSICAL;
+  int kind = java_thread == NULL ? p2_walker_init_regs(&w, regs, wopts)
+                                 : p2_walker_init_thread(&w, java_thread, regs, wopts);
+  /* Registers handed over for another thread must be that thread's: a
+   * caller passing its own ucontext would otherwise have its own frames
+   * recorded as the other thread's. */
+  if (kind > 0 && java_thread != NULL && regs != NULL && (regs->sp < w.stack_lo || regs->sp >= w.stack_hi))
+    kind = P2_EINVAL;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* AS-Safe (POSIX), vDSO */
   c->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

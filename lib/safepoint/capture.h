@@ -50,11 +50,15 @@ struct p2_capture {
 size_t p2_capture_size(int below, int options);
 
 /* Record the stack at regs into c (sized by p2_capture_size(below)).
+ * java_thread NULL: the calling thread's stack, regs its own. Else that
+ * JavaThread's, which must be stopped for the whole call: regs are its
+ * registers, or NULL to start at its last Java frame (only while it is not
+ * running Java code; see p2_walker_init_thread).
  * options: ASGST_INCLUDE_NON_JAVA_FRAMES or 0, as given to p2_capture_size. Returns the trace kind (> 0)
  * when a Java frame was found, else the walk's error (nothing to enqueue:
  * ASGST_NO_TOP_JAVA_FRAME when the stack has no Java frame).
- * Context: AS-Safe, on the thread the registers belong to. */
-int p2_capture_take(struct p2_capture *c, const struct p2_regs *regs, int options, int below);
+ * Context: AS-Safe. */
+int p2_capture_take(struct p2_capture *c, void *java_thread, const struct p2_regs *regs, int options, int below);
 
 /* Only the first Java frame's pc, sp, fp (ASGST_GetEnqueuableElement).
  * Returns the trace kind or an error. Context: AS-Safe. */

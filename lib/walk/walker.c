@@ -618,21 +618,27 @@ P2_AS_SAFE int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *re
     }
     return err;
   }
+  return p2_walker_init_thread(w, jt, regs, options);
+}
+
+P2_AS_SAFE int p2_walker_init_thread(struct p2_walker *w, void *jt, const struct p2_regs *regs, int options) {
   struct p2_thread_snapshot s;
   int rc = init_thread(w, jt, options, &s);
   if (rc != 0) return rc;
   int state = s.state & ~1; /* _trans states are odd */
   if (state == p2_hs.ts_in_java) {
+    /* Java code on top: only the registers say where; the anchor is stale. */
+    if (regs == NULL) return P2_EUNSAFESTATE;
     w->cur = *regs;
     w->usp = regs->sp;
   } else if (state == p2_hs.ts_in_native || state == p2_hs.ts_in_vm || state == p2_hs.ts_blocked) {
     /* Native or VM code on top: the Java frames start at the anchor. */
     if ((rc = start_from_anchor(w, &s)) != 0) {
-      if (rc == P2_ENOJAVA && (options & ASGST_INCLUDE_NON_JAVA_FRAMES))
+      if (rc == P2_ENOJAVA && regs != NULL && (options & ASGST_INCLUDE_NON_JAVA_FRAMES))
         return init_native_only(w, regs, options);
       return rc;
     }
-    if (options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
+    if (regs != NULL && (options & ASGST_INCLUDE_NON_JAVA_FRAMES)) {
       struct p2_regs java = w->cur;
       enter_native(w, regs, true, &java);
     }

@@ -95,6 +95,15 @@ struct p2_walker {
  * Context: AS-Safe. */
 int p2_walker_init_regs(struct p2_walker *w, const struct p2_regs *regs, int options);
 
+/* Prepare a walk of the Java thread jt (a JavaThread*) from registers of
+ * its own (regs, e.g. a ucontext its signal handler handed over), or, with
+ * regs NULL, from its last Java frame anchor, which exists only while it
+ * is not running Java code (in native, in the VM, blocked: else
+ * P2_EUNSAFESTATE). Without regs no native frames are walked. Returns the
+ * trace kind or an error.
+ * Context: AS-Safe; jt is the caller, or is stopped for the whole walk. */
+int p2_walker_init_thread(struct p2_walker *w, void *jt, const struct p2_regs *regs, int options);
+
 /* Prepare a walk of a thread (stopped, or the caller) from its last Java
  * frame anchor. Returns the trace kind or an error.
  * Context: AS-Safe; the thread must not run Java code during the walk. */
