@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "unwind/modules_linux.h"
-#include "vm/safe_access.h"
 
 /* libunwind's binary search over an .eh_frame_hdr table. Exported by
  * libunwind-x86_64.so but not declared in its public headers

@@ -5,33 +5,31 @@
  * The AS-Safe functions read VM memory only through lib/vm (fault-tolerant
  * loads, bounded loops, no allocation); any failure gives the documented
  * empty result. Methods and classes of classes that can unload are
- * answered from their unload snapshots (class_unload.h), never from the
+ * answered from their unload snapshots (vm/unload_index.h), never from the
  * metadata: HotSpot frees it in the GC that finds the class dead, before
  * profile2 learns of the unload, so a Method* held by a caller (a sample
  * waiting to be named) can point into freed memory with nothing to tell.
  * Each call brackets its lookup and copies with p2_unload_read_begin/end,
- * since a snapshot may be freed once it leaves limbo. */
+ * since a snapshot may be freed once it leaves limbo. The VM's answers
+ * themselves come from lib/vm (info.h, jmethodid.h, mirror.h), which
+ * the class-unload snapshots are built from too. */
 #include <jni.h>
-#include <jvmti.h>
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "profile2.h"
-#include "vm/class_unload.h"
 #include "vm/hotspot.h"
+#include "vm/info.h"
+#include "vm/jmethodid.h"
 #include "vm/klass.h"
-#include "vm/linetable.h"
-#include "vm/method.h"
-#include "vm/safe_access.h"
+#include "vm/mirror.h"
 #include "vm/symbol.h"
+#include "vm/unload_index.h"
 #include "vm/vm_env.h"
 
 /* Everything the AS-Safe functions need is in place. */
-static bool info_ready(void) {
-  return p2_hotspot_ready() && p2_safe_access_ready() && p2_klass_layout_ready() == 0;
-}
+static bool info_ready(void) { return p2_info_ready(); }
 
 static int32_t c_strlen(const char *s) {
   int32_t n = 0;
@@ -49,6 +47,13 @@ static jint field_length(struct p2_strbuf *out) {
 /* ------------------------------------------------------------------------ */
 /* Methods                                                                   */
 
+/* What the VM says of method besides its strings. */
+static int method_fields(ASGST_Method method, struct p2_info_method *d) {
+  struct p2_strbuf none;
+  p2_strbuf_init(&none, NULL, 0);
+  return p2_info_read_method(method, &none, &none, &none, d);
+}
+
 static void method_info_from_snapshot(const struct p2_unloaded_method *s, const struct p2_unloaded_class *c,
                                       ASGST_MethodInfo *info, struct p2_strbuf *name, struct p2_strbuf *sig,
                                       struct p2_strbuf *gen) {
@@ -63,16 +68,13 @@ static void method_info_from_snapshot(const struct p2_unloaded_method *s, const 
 
 static int method_info_live(ASGST_Method method, ASGST_MethodInfo *info, struct p2_strbuf *name,
                             struct p2_strbuf *sig, struct p2_strbuf *gen) {
-  struct p2_method_view v;
-  int rc;
-  if ((rc = p2_method_read(method, &v)) != 0) return rc;
-  if (name->cap > 0 && (rc = p2_method_name(&v, name)) != 0) return rc;
-  if (sig->cap > 0 && (rc = p2_method_signature(&v, sig)) != 0) return rc;
-  if (gen->cap > 0 && (rc = p2_method_generic_signature(&v, gen)) != 0) return rc;
-  if ((rc = p2_method_modifiers(&v, &info->modifiers)) != 0) return rc;
-  info->idnum = v.idnum;
-  info->klass = (ASGST_Class)(uintptr_t)v.holder;
-  info->class_idnum = (jlong)(uintptr_t)v.holder;
+  struct p2_info_method d;
+  int rc = p2_info_read_method(method, name, sig, gen, &d);
+  if (rc != 0) return rc;
+  info->modifiers = d.modifiers;
+  info->idnum = d.idnum;
+  info->klass = (ASGST_Class)(uintptr_t)d.holder;
+  info->class_idnum = (jlong)(uintptr_t)d.holder;
   return 0;
 }
 
@@ -116,13 +118,12 @@ P2_EXPORT P2_AS_SAFE jint ASGST_GetMethodIdNum(ASGST_Method method) {
   jint id = src == P2_UNLOAD_SNAPSHOT ? snap->idnum : 0;
   p2_unload_read_end(slot);
   if (src != P2_UNLOAD_VM) return id;
-  struct p2_method_view v;
-  if (!info_ready() || p2_method_read(method, &v) != 0) return 0;
-  return v.idnum;
+  struct p2_info_method d;
+  return method_fields(method, &d) == 0 ? d.idnum : 0;
 }
 
 P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_GetClass(ASGST_Method method) {
-  struct p2_method_view v;
+  struct p2_info_method d;
   if (method == NULL) return NULL;
   int slot = p2_unload_read_begin();
   const struct p2_unloaded_method *snap;
@@ -131,15 +132,12 @@ P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_GetClass(ASGST_Method method) {
   ASGST_Class k = src == P2_UNLOAD_SNAPSHOT ? (ASGST_Class)(uintptr_t)cls->klass : NULL;
   p2_unload_read_end(slot);
   if (src != P2_UNLOAD_VM) return k;
-  if (!info_ready() || p2_method_read(method, &v) != 0) return NULL;
-  return (ASGST_Class)(uintptr_t)v.holder;
+  return method_fields(method, &d) == 0 ? (ASGST_Class)(uintptr_t)d.holder : NULL;
 }
 
 /* Calls fun(arg, bci, line) for every entry of method's table in order;
  * returns the number of entries, or a negative P2_E*. */
-typedef void (*line_fn)(void *arg, int32_t index, int32_t bci, int32_t line);
-
-static int for_each_line(ASGST_Method method, line_fn fun, void *arg) {
+static int for_each_line(ASGST_Method method, p2_info_line_fn fun, void *arg) {
   int slot = p2_unload_read_begin();
   const struct p2_unloaded_method *snap;
   const struct p2_unloaded_class *cls;
@@ -152,18 +150,7 @@ static int for_each_line(ASGST_Method method, line_fn fun, void *arg) {
     return src == P2_UNLOAD_SNAPSHOT ? n : P2_EUNLOADED;
   }
   p2_unload_read_end(slot);
-  if (!info_ready()) return P2_ENOINIT;
-  struct p2_method_view v;
-  const uint8_t *start, *limit;
-  int rc = p2_method_read(method, &v);
-  if (rc != 0) return rc;
-  if ((rc = p2_method_line_table(&v, &start, &limit)) <= 0) return rc;
-  struct p2_linetable_iter it;
-  int32_t bci, line, n = 0;
-  p2_linetable_open(&it, start, limit);
-  /* p2_linetable_next consumes a byte per call and stops at limit. */
-  while ((rc = p2_linetable_next(&it, &bci, &line)) == 1) fun(arg, n++, bci, line);
-  return rc < 0 ? rc : n;
+  return p2_info_read_lines(method, fun, arg);
 }
 
 struct copy_lines {
@@ -231,12 +218,11 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetClassInfo(ASGST_Class klass, ASGST_ClassInfo 
     info->modifiers = snap->modifiers;
     info->idnum = snap->idnum;
   } else {
-    int rc = klass == NULL ? P2_EINVAL : src != P2_UNLOAD_VM ? P2_EUNLOADED : info_ready() ? 0 : P2_ENOINIT;
-    if (rc == 0 && name.cap > 0) rc = p2_klass_signature(klass, &name);
-    if (rc == 0 && gen.cap > 0) rc = p2_klass_generic_signature(klass, &gen);
-    if (rc == 0) rc = p2_klass_modifiers(klass, &info->modifiers);
+    struct p2_info_class d;
+    int rc = src != P2_UNLOAD_VM ? P2_EUNLOADED : p2_info_read_class(klass, &name, &gen, &d);
     if (rc == 0) {
-      info->idnum = (jlong)(uintptr_t)klass;
+      info->modifiers = d.modifiers;
+      info->idnum = d.idnum;
     } else {
       p2_strbuf_clear(&name);
       p2_strbuf_clear(&gen);
@@ -256,86 +242,16 @@ P2_EXPORT P2_AS_SAFE jlong ASGST_GetClassIdNum(ASGST_Class klass) {
   jlong id = src == P2_UNLOAD_SNAPSHOT ? snap->idnum : 0;
   p2_unload_read_end(slot);
   if (src != P2_UNLOAD_VM) return id;
-  /* The id is the Klass* itself: unique among live classes, and HotSpot
-   * redefines a class in place (the Klass* survives RedefineClasses). */
-  enum p2_klass_kind kind;
-  if (!info_ready() || p2_klass_kind(klass, &kind) != 0) return 0;
-  return (jlong)(uintptr_t)klass;
+  return p2_info_class_idnum(klass);
 }
 
 /* ------------------------------------------------------------------------ */
 /* jmethodID and jclass                                                      */
 
 P2_EXPORT P2_AS_SAFE jmethodID ASGST_MethodToJMethodID(ASGST_Method method) {
-  struct p2_method_view v;
-  jmethodID id;
   /* A method of a class being unloaded has no usable jmethodID any more. */
   if (method == NULL || !info_ready() || p2_unload_find_method(method) != NULL) return NULL;
-  if (p2_method_read(method, &v) != 0 || p2_method_cached_jmethod_id(&v, &id) != 0) return NULL;
-  return id;
-}
-
-/* How a jmethodID maps to its Method*. In JDK 17 and 25 it is a Method**
- * into a JNIMethodBlock (oops/method.cpp, Method::make_jmethod_id), which we
- * read. Later JDKs make it a key into the VM's JmethodIDTable
- * (oops/jmethodIDTable.cpp, JDK-8268406), which only the VM can look up; for
- * those JVMTI answers. Which one this JVM uses is learned once, from the
- * jmethodID of java.lang.Object.hashCode(): JVMTI must never be handed an
- * invalid id of the first kind, since HotSpot dereferences it. */
-enum { IDS_UNKNOWN, IDS_POINTERS, IDS_TABLE };
-static atomic_int id_kind;
-
-/* Resolve a jmethodID that is a Method**; NULL if it is not one or the
- * Method's class does not list it under this id (class unloaded: HotSpot
- * clears the slot; old method of a redefined class). */
-static ASGST_Method method_from_pointer_id(jmethodID id) {
-  void *m;
-  if (((uintptr_t)id & 7) != 0 || p2_safe_ptr(id, 0, &m) != 0 || m == NULL) return NULL;
-  return ASGST_MethodToJMethodID((ASGST_Method)m) == id ? (ASGST_Method)m : NULL;
-}
-
-static int learn_id_kind(void) {
-  int kind = atomic_load(&id_kind);
-  if (kind != IDS_UNKNOWN) return kind;
-  JNIEnv *env = p2_vm_env_jni();
-  if (env == NULL) return IDS_UNKNOWN;
-  jclass object = (*env)->FindClass(env, "java/lang/Object");
-  jmethodID probe = object != NULL ? (*env)->GetMethodID(env, object, "hashCode", "()I") : NULL;
-  if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
-  if (object != NULL) (*env)->DeleteLocalRef(env, object);
-  if (probe == NULL) return IDS_UNKNOWN;
-  kind = method_from_pointer_id(probe) != NULL ? IDS_POINTERS : IDS_TABLE;
-  /* Lets tests run the JVMTI path on JVMs whose ids are pointers (where it
-   * is unsafe for invalid ids, see above). */
-  const char *force = getenv("PROFILE2_TEST_JMETHODID_VIA_JVMTI");
-  if (force != NULL && force[0] == '1') kind = IDS_TABLE;
-  atomic_store(&id_kind, kind);
-  return kind;
-}
-
-/* Resolve any jmethodID through JVMTI: its declaring class, then the method
- * of that class whose cached jmethodID is id. */
-static ASGST_Method method_from_jvmti(jmethodID id) {
-  jvmtiEnv *jvmti = p2_vm_env_jvmti();
-  JNIEnv *env = p2_vm_env_jni();
-  jclass cls = NULL;
-  ASGST_Method found = NULL;
-  if (jvmti == NULL || env == NULL) return NULL;
-  if ((*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) != JVMTI_ERROR_NONE || cls == NULL)
-    return NULL;
-  const void *klass = ASGST_JClassToClass(cls);
-  const void *const *methods;
-  int32_t count;
-  if (klass != NULL && p2_klass_methods(klass, &methods, &count) == 0) {
-    for (int32_t i = 0; i < count && found == NULL; i++) {
-      void *m;
-      if (p2_safe_ptr(&methods[i], 0, &m) == 0 && m != NULL &&
-          ASGST_MethodToJMethodID((ASGST_Method)m) == id)
-        found = (ASGST_Method)m;
-    }
-  }
-  (*env)->DeleteLocalRef(env, cls);
-  return found;
+  return p2_jmethodid_from_method(method);
 }
 
 P2_EXPORT ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID) {
@@ -344,48 +260,17 @@ P2_EXPORT ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID) {
     /* the Anywhere entry points may finish a lazy start-up */
     if (ASGST_Capabilities() == 0 || p2_klass_layout_ready() != 0) return NULL;
   }
-  switch (learn_id_kind()) {
-  case IDS_POINTERS:
-    return method_from_pointer_id(methodID);
-  case IDS_TABLE:
-    return method_from_jvmti(methodID);
-  default:
-    return NULL;
-  }
+  const void *m = p2_jmethodid_to_method(methodID);
+  /* As for ASGST_MethodToJMethodID: none for a class being unloaded. */
+  return m != NULL && p2_unload_find_method(m) == NULL ? (ASGST_Method)(uintptr_t)m : NULL;
 }
-
-/* A jclass is a JNI handle: a pointer to an oop slot, its low bits tagging
- * weak (1) and, from JDK 21 on, global (2) handles (JNIHandles::tag_mask,
- * runtime/jniHandles.hpp). */
-#define JNI_HANDLE_TAG_MASK ((uintptr_t)3)
-/* Bounded retries when a GC moves the mirror while it is being read. */
-#define MIRROR_READ_ATTEMPTS 8
 
 /* AS-Safe, as the proposal declares it ("Signal safe"): so it never starts
  * the library (that takes the start-up lock); before start-up it answers
  * NULL. */
 P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_JClassToClass(jclass klass) {
   if (klass == NULL || !info_ready()) return NULL;
-  const void *slot = (const void *)((uintptr_t)klass & ~JNI_HANDLE_TAG_MASK);
-  /* The calling thread is in native state, so a GC may move the mirror
-   * while we read it (the raw loads have no GC barrier: profile2 supports
-   * the non-concurrent-moving collectors, G1, Parallel and Serial, here).
-   * The answer is accepted only when the handle still holds the same oop
-   * afterwards and the class's own mirror is that oop. */
-  for (int attempt = 0; attempt < MIRROR_READ_ATTEMPTS; attempt++) {
-    void *oop, *oop_after, *mirror_slot = NULL, *mirror = NULL;
-    const void *k;
-    if (p2_safe_ptr(slot, 0, &oop) != 0 || oop == NULL) return NULL;
-    if (p2_klass_from_mirror(oop, &k) != 0) return NULL;
-    if (k == NULL) return NULL; /* a primitive type's mirror */
-    int rc = p2_klass_mirror_slot(k, &mirror_slot);
-    if (rc == 0 && mirror_slot != NULL) rc = p2_safe_ptr(mirror_slot, 0, &mirror);
-    if (p2_safe_ptr(slot, 0, &oop_after) != 0) return NULL;
-    if (oop_after != oop) continue; /* moved meanwhile: read again */
-    if (rc == 0 && mirror_slot != NULL && mirror == oop) return (ASGST_Class)(uintptr_t)k;
-    return NULL;
-  }
-  return NULL;
+  return (ASGST_Class)(uintptr_t)p2_mirror_klass(klass);
 }
 
 /* OopHandle slots are resolved by HotSpot like global JNI handles

@@ -1,34 +1,11 @@
-/* The ASGST_Iterator behind the public iterator functions. A plain walk
- * (ASGST_RunWithIterator) uses only w. A safepoint-queue element's iterator
- * first yields the element's captured frames [cap_next, cap_to), decoding
- * them from what was recorded in the signal handler, then either continues
- * with w (positioned on the live frame the capture was spliced onto) or
- * ends with end_state (0, or PROFILE2_STALE_ELEMENT when no captured frame
- * is live anymore). Iterators live on the stack of whoever runs the
- * handler; nothing here allocates. */
+/* The iterator functions' dispatch between a plain walk and a
+ * safepoint-queue element (api_iterator.c); the iterator itself is
+ * defined in safepoint/iterator.h. */
 #ifndef P2_API_ITERATOR_H
 #define P2_API_ITERATOR_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "profile2.h"
-#include "walk/nmethod_scopes.h"
-#include "walk/walker.h"
-
-struct p2_capture;
-
-struct _ASGST_Iterator {
-  struct p2_walker w;
-  const struct p2_capture *cap; /* NULL: a plain walk */
-  int16_t cap_next, cap_to;
-  bool cap_scopes;              /* expanding the scopes of frame cap_next */
-  bool live_after;              /* continue with w after the captured frames */
-  int8_t scope_level;
-  struct p2_scope_cursor scopes;
-  int end_state;                /* when !live_after: what follows the captured frames */
-  int error;                    /* a captured frame could not be decoded: sticky */
-};
+#include "safepoint/iterator.h"
 
 /* The next frame of it (ASGST_NextFrame). Context: AS-Safe. */
 int p2_iterator_next(ASGST_Iterator *it, ASGST_Frame *frame);

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "common/p2_error.h"
-#include "vm/class_unload.h"
+#include "vm/unload_index.h"
 
 size_t p2_capture_size(int below, int options) {
   if (below < 0) below = 0;

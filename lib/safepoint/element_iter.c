@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "common/p2_error.h"
-#include "vm/class_unload.h"
 #include "vm/codecache.h"
+#include "vm/unload_index.h"
 
 P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto,
                                      const struct p2_walker *live, int options, int end_state) {

@@ -5,8 +5,8 @@
 #ifndef P2_SAFEPOINT_ELEMENT_ITER_H
 #define P2_SAFEPOINT_ELEMENT_ITER_H
 
-#include "api/iterator.h"
 #include "safepoint/capture.h"
+#include "safepoint/iterator.h"
 
 /* Set it up: captured frames [0, upto) of c first; then, if live is
  * non-NULL, the walk resumed from that snapshot (with options), else the end

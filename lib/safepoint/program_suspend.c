@@ -1,7 +1,5 @@
 #include "safepoint/program_suspend.h"
 
-#include "profile2.h"
-
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,8 +7,9 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
+#include "vm/jmethodid.h"
 #include "vm/thread_object.h"
 #include "vm/vmstructs.h"
 
@@ -99,7 +98,7 @@ static bool rebind(JNIEnv *env, jclass cls, const char *name, void *expected, th
   jmethodID id = (*env)->GetMethodID(env, cls, name, "()V");
   long method_size = p2_vmstructs_type_size("Method");
   if (id == NULL || method_size <= 0) return false;
-  char *method = (char *)ASGST_JMethodIDToMethod(id);
+  char *method = (char *)p2_jmethodid_to_method(id);
   void *code = NULL;
   if (method == NULL || p2_safe_ptr(method, p2_hs.method_code, &code) != 0 || code != NULL) return false;
   void *_Atomic *slot = (void *_Atomic *)(method + method_size);

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "api/iterator.h"
 #include "safepoint/capture.h"
+#include "safepoint/iterator.h"
 #include "walk/walker.h"
 
 struct p2_live_frame {

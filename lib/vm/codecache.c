@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 #include "vm/vmstructs.h"
 
 /* JVM_ACC_NATIVE: src/java.base/share/native/include/classfile_constants.h */

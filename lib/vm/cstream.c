@@ -1,8 +1,8 @@
 #include "vm/cstream.h"
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 
 enum { LG_H = 6, MAX_BYTES = 5 };
 

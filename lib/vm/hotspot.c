@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/p2_error.h"
-#include "vm/safe_access.h"
+#include "common/safe_access.h"
 #include "vm/vmstructs.h"
 
 struct p2_hs p2_hs;

@@ -6,8 +6,8 @@
 #include <stdatomic.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 #include "vm/vmstructs.h"
 
 /* OSThread::_state values: enum ThreadState in

@@ -4,8 +4,8 @@
 #include <stddef.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 #include "vm/vmstructs.h"
 
 /* Class file access flags (JVMS 4.1, table 4.1-B; prims/jvm.h). */

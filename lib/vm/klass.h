@@ -8,7 +8,7 @@
  * VMStructs does not export carry the JDK source they come from. A Klass*
  * of a class unloaded concurrently reads as unreadable or inconsistent,
  * never as a crash; the caller is responsible for consulting the unload
- * snapshots (class_unload.h) first. */
+ * snapshots (unload_index.h) first. */
 #ifndef P2_KLASS_H
 #define P2_KLASS_H
 
@@ -78,7 +78,7 @@ int p2_klass_mirror_slot(const void *klass, void **slot);
 
 /* The Klass* behind a java.lang.Class instance (java_lang_Class::_klass_offset;
  * NULL for the mirrors of primitive types). 0 or a negative P2_E*.
- * Context: AS-Safe (the oop must not move meanwhile: see api_info.c). */
+ * Context: AS-Safe (the oop must not move meanwhile: see mirror.c). */
 int p2_klass_from_mirror(const void *mirror, const void **klass);
 
 #endif

@@ -3,9 +3,9 @@
 #include <stddef.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
 #include "vm/klass.h"
-#include "vm/safe_access.h"
 
 /* JVM_RECOGNIZED_METHOD_MODIFIERS (include/jvm.h, JDK 17 and 25): public,
  * private, protected, static, final, synchronized, bridge, varargs, native,

@@ -5,7 +5,7 @@
  * A Method* points to its ConstMethod (the immutable part parsed from the
  * class file), which points to the ConstantPool, whose pool holder is the
  * declaring class. All reads are fault-tolerant; the caller consults the
- * class-unload snapshots (class_unload.h) first. */
+ * class-unload snapshots (unload_index.h) first. */
 #ifndef P2_METHOD_H
 #define P2_METHOD_H
 

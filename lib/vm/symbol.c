@@ -3,8 +3,8 @@
 #include <stddef.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 
 P2_AS_SAFE void p2_strbuf_init(struct p2_strbuf *out, char *buf, int32_t cap) {
   out->buf = cap > 0 ? buf : NULL;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/p2_error.h"
-#include "vm/safe_access.h"
+#include "common/safe_access.h"
 #include "vm/vmstructs.h"
 
 int p2_vmflags_set_bool(const char *name, bool value) {

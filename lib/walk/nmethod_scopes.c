@@ -1,9 +1,9 @@
 #include "walk/nmethod_scopes.h"
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/cstream.h"
 #include "vm/hotspot.h"
-#include "vm/safe_access.h"
 
 /* InvocationEntryBci (-1) is added to every bci in the stream
  * (DebugInfoReadStream::read_bci). */

@@ -1,6 +1,6 @@
 #include "walk/prologue_x86_64.h"
 
-#include "vm/safe_access.h"
+#include "common/safe_access.h"
 
 /* Prologues are short; anything longer is not a prologue we know. */
 #define MAX_PROLOGUE 96

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "common/safe_access.h"
 #include "vm/codecache.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
-#include "vm/safe_access.h"
 #include "walk/prologue_x86_64.h"
 
 /* JVM_ACC_NATIVE (classfile_constants.h) */

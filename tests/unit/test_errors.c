@@ -1,4 +1,4 @@
-/* The error table (lib/common/p2_error.h, P2_ERROR_MAP) against profile2.h:
+/* The error table (common/p2_error.h, P2_ERROR_MAP) against profile2.h:
  * one distinct value per code, a message for every code, implementation codes
  * below the range the ASGST proposal reserves, and "unknown error" for
  * anything else. */

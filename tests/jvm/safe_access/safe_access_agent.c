@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/safe_access.h"
 #include "profile2.h"
-#include "vm/safe_access.h"
 
 #define TOTAL 1000000
 #define PER_SIGNAL 500

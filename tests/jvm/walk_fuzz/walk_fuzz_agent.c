@@ -57,11 +57,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "common/safe_access.h"
 #include "profile2.h"
 #include "vm/codecache.h"
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
-#include "vm/safe_access.h"
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                             */

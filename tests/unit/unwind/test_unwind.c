@@ -14,8 +14,8 @@
 #include <sys/time.h>
 #include <ucontext.h>
 
+#include "common/safe_access.h"
 #include "unwind/unwind.h"
-#include "vm/safe_access.h"
 
 #include "../interpose.h"
 

@@ -1,6 +1,6 @@
 /* SIGSEGV/SIGBUS handling for the fault-tolerant loads of
  * safe_access_x86_64.S. */
-#include "vm/safe_access.h"
+#include "common/safe_access.h"
 
 #include <signal.h>
 #include <stdbool.h>
