@@ -1,6 +1,7 @@
 #include "unwind/modules_linux.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,21 @@ static _Atomic(struct table *) current;
 struct build {
   struct table *t;
   size_t cap;
+  const struct table *old; /* the table being replaced: its modules' CFI tables are reused */
 };
+
+/* The CFI table of a module the previous table already had (same text and
+ * header, so the same loaded object), or NULL. */
+static const struct p2_cfi_table *known_cfi(const struct table *old, const struct p2_module *m) {
+  if (old == NULL) return NULL;
+  for (size_t i = 0; i < old->count; i++) {
+    const struct p2_module *o = &old->mod[i];
+    if (o->text_lo == m->text_lo && o->text_hi == m->text_hi && o->eh_frame_hdr == m->eh_frame_hdr &&
+        o->table_words == m->table_words)
+      return o->cfi;
+  }
+  return NULL;
+}
 
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
@@ -61,6 +76,12 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     m->eh_frame_hdr = hdr;
     m->table = hdr + 12;
     m->table_words = (uint64_t)fde_count * 8 / sizeof(uint64_t);
+    /* Built here, inside dl_iterate_phdr: the loader's lock keeps the
+     * module mapped while its .eh_frame is read. A module whose table cannot
+     * be built is unwound by libunwind, as before tables existed. */
+    m->cfi = known_cfi(b->old, m);
+    struct p2_cfi_table *cfi;
+    if (m->cfi == NULL && p2_cfi_build_from_hdr(h, lo, &cfi) == 0) m->cfi = cfi;
   }
   return 0;
 }
@@ -78,12 +99,15 @@ static int generation(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1;
 }
 
-int p2_modules_refresh(void) {
+/* One refresh at a time: two would build the same CFI tables twice. */
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int refresh_locked(void) {
   unsigned long long g[2] = {0, 0};
   dl_iterate_phdr(generation, g);
   struct table *old = atomic_load(&current);
   if (old != NULL && old->adds == g[0] && old->subs == g[1]) return 0;
-  struct build b = {malloc(sizeof *b.t + 64 * sizeof b.t->mod[0]), 64};
+  struct build b = {malloc(sizeof *b.t + 64 * sizeof b.t->mod[0]), 64, old};
   if (b.t == NULL) return P2_ENOMEM;
   b.t->count = 0;
   if (dl_iterate_phdr(add_module, &b) != 0) {
@@ -95,9 +119,17 @@ int p2_modules_refresh(void) {
   b.t->subs = g[1];
   /* Old tables are never freed: a signal handler may still be searching
    * one. They are small (a few KiB) and change only when libraries are
-   * loaded or unloaded. */
+   * loaded or unloaded. The CFI tables of unloaded modules stay mapped for
+   * the same reason (a JVM rarely unloads a native library). */
   atomic_store(&current, b.t);
   return 0;
+}
+
+int p2_modules_refresh(void) {
+  pthread_mutex_lock(&refresh_lock);
+  int rc = refresh_locked();
+  pthread_mutex_unlock(&refresh_lock);
+  return rc;
 }
 
 P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) {

@@ -14,7 +14,7 @@
  * libunwind-x86_64.so but not declared in its public headers
  * (libunwind-ptrace and -coredump use it the same way). */
 extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
-                                               unw_proc_info_t *pi, int need_unwind_info, void *arg);
+                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
 /* libunwind register numbers: UNW_X86_64_RAX (0) .. UNW_X86_64_RIP (16). */
 #define NREGS 17
@@ -27,9 +27,11 @@ struct step_ctx {
 static unw_addr_space_t space;
 static unw_accessors_t *local_accessors;
 static atomic_bool ready;
-static atomic_uint_fast64_t n_dwarf, n_fp, n_fail, n_nomod;
+static atomic_uint_fast64_t n_table, n_dwarf, n_fp, n_fail, n_nomod;
+static atomic_bool use_tables = true;
 
-P2_AS_SAFE static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg) {
+P2_AS_SAFE static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
+                                     void *arg) {
   const struct p2_module *m = p2_modules_find(ip);
   if (m == NULL || m->table == 0) return -UNW_ENOINFO;
   unw_dyn_info_t di;
@@ -54,7 +56,8 @@ P2_AS_SAFE static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *di
 }
 
 /* Every memory read of libunwind goes through the fault-tolerant load. */
-P2_AS_SAFE static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
+P2_AS_SAFE static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                                 void *arg) {
   (void)as, (void)arg;
   uint64_t v;
   if (write || p2_safe_load_u64((const void *)addr, &v) != 0) return -UNW_EINVAL;
@@ -62,7 +65,8 @@ P2_AS_SAFE static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_
   return 0;
 }
 
-P2_AS_SAFE static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg) {
+P2_AS_SAFE static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+                                 void *arg) {
   (void)as;
   struct step_ctx *c = arg;
   if (reg < 0 || reg >= NREGS) return -UNW_EBADREG;
@@ -76,7 +80,8 @@ P2_AS_SAFE static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word
   return 0;
 }
 
-P2_AS_SAFE static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg) {
+P2_AS_SAFE static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+                                   void *arg) {
   (void)as, (void)reg, (void)val, (void)write, (void)arg;
   return -UNW_EBADREG;
 }
@@ -86,8 +91,8 @@ P2_AS_SAFE static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg) {
   return -UNW_EINVAL;
 }
 
-P2_AS_SAFE static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off,
-                                    void *arg) {
+P2_AS_SAFE static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+                                    unw_word_t *off, void *arg) {
   (void)as, (void)addr, (void)buf, (void)len, (void)off, (void)arg;
   return -UNW_ENOINFO;
 }
@@ -140,7 +145,8 @@ P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r) {
   if (stepped == 0) return 0; /* the CFI marks the outermost frame (thread start, _start) */
   if (stepped < 0) return P2_EUNKNOWNCODE;
   unw_word_t pc, sp, fp;
-  if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0) return P2_EINCONSISTENT;
+  if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
+    return P2_EINCONSISTENT;
   if (unw_get_reg(&cursor, UNW_X86_64_RBP, &fp) < 0) fp = (unw_word_t)r->fp;
   r->pc = (const char *)pc;
   r->sp = (const char *)sp;
@@ -161,12 +167,45 @@ P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const ch
   return 1;
 }
 
+/* One compact row: the caller's sp is the CFA, its pc is at CFA - 8, its
+ * rbp ours or saved at CFA + rbp_off. */
+P2_AS_SAFE static int row_step(const struct p2_cfi_row *row, struct p2_native_regs *r) {
+  const char *cfa = p2_addr(row->kind == P2_CFI_CFA_RSP ? r->sp : r->fp, row->cfa_off);
+  uint64_t ra, fp = (uint64_t)(uintptr_t)r->fp;
+  if (p2_safe_load_u64(p2_addr(cfa, -8), &ra) != 0) return P2_EFAULT;
+  if (row->rbp == P2_CFI_RBP_AT_CFA && p2_safe_load_u64(p2_addr(cfa, row->rbp_off), &fp) != 0)
+    return P2_EFAULT;
+  r->pc = (const char *)(uintptr_t)ra;
+  r->sp = cfa;
+  r->fp = (const char *)(uintptr_t)fp;
+  return 1;
+}
+
+/* The module's compact row for r's pc, or NULL to go on as without tables. */
+P2_AS_SAFE static const struct p2_cfi_row *find_row(const struct p2_module *m,
+                                                    const struct p2_native_regs *r) {
+  if (m == NULL || m->cfi == NULL || !atomic_load_explicit(&use_tables, memory_order_relaxed)) return NULL;
+  /* A return address points after the call: look up the call's row. */
+  return p2_cfi_find(m->cfi, (uintptr_t)r->pc - (r->exact_pc ? 0 : 1));
+}
+
 P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi) {
   struct p2_native_regs next = *r;
   int rc = P2_EUNKNOWNCODE;
   const struct p2_module *m = p2_modules_find((uintptr_t)r->pc);
   if (m == NULL) atomic_fetch_add_explicit(&n_nomod, 1, memory_order_relaxed);
-  if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
+  const struct p2_cfi_row *row = find_row(m, r);
+  uint8_t kind = row != NULL ? row->kind : P2_CFI_FALLBACK;
+  if (kind == P2_CFI_OUTERMOST) return 0; /* the CFI marks the outermost frame (thread start, _start) */
+  if (kind == P2_CFI_CFA_RSP || kind == P2_CFI_CFA_RBP) {
+    rc = row_step(row, &next);
+    if (rc == 1) atomic_fetch_add_explicit(&n_table, 1, memory_order_relaxed);
+  } else if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
+    /* No table, a row only libunwind can apply, or no FDE at all for this
+     * pc (P2_CFI_NONE: assembly such as libjvm's SpinPause), where
+     * libunwind's own guesses (a leaf, a PLT entry) do better than the
+     * frame pointer: the native-unwinding study (bench/RESULTS.md) counts
+     * them. All rare. */
     rc = dwarf_step(&next);
     if (rc == 1) atomic_fetch_add_explicit(&n_dwarf, 1, memory_order_relaxed);
     if (rc == 0) return 0;
@@ -190,7 +229,10 @@ P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, co
   return 1;
 }
 
+void p2_unwind_use_tables(bool on) { atomic_store(&use_tables, on); }
+
 P2_AS_SAFE void p2_unwind_stats(struct p2_unwind_stats *out) {
+  out->table_steps = atomic_load_explicit(&n_table, memory_order_relaxed);
   out->dwarf_steps = atomic_load_explicit(&n_dwarf, memory_order_relaxed);
   out->fp_steps = atomic_load_explicit(&n_fp, memory_order_relaxed);
   out->failures = atomic_load_explicit(&n_fail, memory_order_relaxed);

@@ -1,11 +1,15 @@
 /* Native (C/C++) frames: one step from a frame to its caller.
  *
  * Where the pc lies in a module with DWARF call-frame information
- * (.eh_frame, found through .eh_frame_hdr), libunwind computes the caller
- * precisely; elsewhere (JIT code, code without CFI) the frame pointer chain
- * is followed. The signal path never calls dl_iterate_phdr: the module table
- * is built outside signal handlers (p2_unwind_refresh) and libunwind runs in
- * an address space of our own whose memory reads are fault-tolerant. */
+ * (.eh_frame, found through .eh_frame_hdr), the caller is computed from it:
+ * by a row of the module's compact unwind table (cfi.h: a binary search and
+ * two or three loads, ~tens of ns) where the row can say it, else by
+ * libunwind (~tens of us: it parses the FDE at every step). Elsewhere (JIT
+ * code, code without CFI) the frame pointer chain is followed. The signal
+ * path never calls dl_iterate_phdr: the module and CFI tables are built
+ * outside signal handlers (p2_unwind_init, p2_unwind_refresh) and libunwind
+ * runs in an address space of our own whose memory reads are
+ * fault-tolerant. */
 #ifndef P2_UNWIND_H
 #define P2_UNWIND_H
 
@@ -37,8 +41,15 @@ int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *s
  * refresh). Context: AS-Safe. */
 bool p2_unwind_pc_in_module(const void *pc);
 
+/* Use the compact tables (the default), or libunwind for every step that
+ * has CFI, as before tables existed: for benchmarks and comparisons.
+ * Context: Anywhere; takes effect at the next step of every thread. */
+void p2_unwind_use_tables(bool on);
+
 struct p2_unwind_stats {
-  uint64_t dwarf_steps, fp_steps, failures, no_module;
+  uint64_t table_steps; /* by a compact row */
+  uint64_t dwarf_steps; /* by libunwind */
+  uint64_t fp_steps, failures, no_module;
 };
 
 /* Counters since start. Context: AS-Safe. */

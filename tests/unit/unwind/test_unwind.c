@@ -1,10 +1,11 @@
 /* unwind/: native frames through code without frame pointers (glibc's
- * qsort internals), from a signal handler, and what the signal path is
- * allowed to do: allocate nothing, and take a lock only with every signal
- * blocked (libunwind's memory pool does: its holder can never be
- * interrupted by a handler on its own thread, so no handler can deadlock
- * on it). malloc, free and pthread_mutex_lock are interposed by this test
- * executable and checked while a walk runs. */
+ * qsort internals), from a signal handler, with the compact unwind tables
+ * and with libunwind alone, and what the signal path is allowed to do:
+ * allocate nothing, and take a lock only with every signal blocked
+ * (libunwind's memory pool does: its holder can never be interrupted by a
+ * handler on its own thread, so no handler can deadlock on it). malloc,
+ * free and pthread_mutex_lock are interposed by this test executable and
+ * checked while a walk runs. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -73,7 +74,8 @@ INTERPOSE int pthread_mutex_lock(pthread_mutex_t *m) {
   return real_lock(m);
 }
 
-static int walks, frames, max_frames, reached_level1;
+static volatile int walks;
+static int frames, max_frames, reached_level1;
 
 static void on_prof(int sig, siginfo_t *si, void *ucp) {
   (void)sig, (void)si;
@@ -106,7 +108,9 @@ static int compare(const void *a, const void *b) {
 
 __attribute__((noinline)) void level2(void) {
   static int a[2048];
-  for (int k = 0; k < 300; k++) {
+  /* Until enough signals came (walks with tables are short, so the CPU-time
+   * timer fires less often than with libunwind), within a bound. */
+  for (int k = 0; k < 20000 && (k < 300 || walks < 100); k++) {
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) a[i] = rand();
     qsort(a, sizeof a / sizeof a[0], sizeof a[0], compare);
   }
@@ -117,9 +121,15 @@ __attribute__((noinline)) void level1(void) {
   __asm__ volatile("" ::: "memory"); /* no tail call: keep level1's frame */
 }
 
-Test(unwind, walks_through_code_without_frame_pointers_from_a_signal_handler) {
+/* Walks from SIGPROF handlers through qsort; returns the steps made by the
+ * compact tables and by libunwind during the run. */
+static void sample_qsort(bool tables, struct p2_unwind_stats *delta) {
   cr_assert_eq(p2_safe_access_init(), 0);
   cr_assert_eq(p2_unwind_init(), 0);
+  p2_unwind_use_tables(tables);
+  walks = frames = max_frames = reached_level1 = locks = unsafe_locks = allocations = 0;
+  struct p2_unwind_stats before, after;
+  p2_unwind_stats(&before);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_prof;
@@ -130,19 +140,76 @@ Test(unwind, walks_through_code_without_frame_pointers_from_a_signal_handler) {
   level1();
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_PROF, &off, NULL);
-  struct p2_unwind_stats st;
-  p2_unwind_stats(&st);
-  cr_log_info("%d walks, %d frames (max %d), %d reached level1; %lu DWARF steps, %lu frame-pointer steps, %d "
-              "locks (%d with signals deliverable), %d allocations",
-              walks, frames, max_frames, reached_level1, (unsigned long)st.dwarf_steps,
-              (unsigned long)st.fp_steps, locks, unsafe_locks, allocations);
+  p2_unwind_stats(&after);
+  p2_unwind_use_tables(true);
+  delta->table_steps = after.table_steps - before.table_steps;
+  delta->dwarf_steps = after.dwarf_steps - before.dwarf_steps;
+  delta->fp_steps = after.fp_steps - before.fp_steps;
+  cr_log_info(
+      "tables %s: %d walks, %d frames (max %d), %d reached level1; %lu table steps, %lu libunwind steps, "
+      "%lu frame-pointer steps, %d locks (%d with signals deliverable), %d allocations",
+      tables ? "on" : "off", walks, frames, max_frames, reached_level1, (unsigned long)delta->table_steps,
+      (unsigned long)delta->dwarf_steps, (unsigned long)delta->fp_steps, locks, unsafe_locks, allocations);
   cr_assert_gt(walks, 20, "too few signals: %d", walks);
-  cr_assert_gt(st.dwarf_steps, 0);
   cr_assert_geq(reached_level1 * 10, walks * 9, "only %d of %d walks got through qsort to level1",
                 reached_level1, walks);
-  cr_assert_gt(locks, 0, "the interposed pthread_mutex_lock saw nothing: is it interposing?");
   cr_assert_eq(allocations, 0, "the signal path allocated %d times", allocations);
   cr_assert_eq(unsafe_locks, 0, "%d locks taken while signals could interrupt the holder", unsafe_locks);
+}
+
+Test(unwind, walks_through_code_without_frame_pointers_with_libunwind_alone) {
+  struct p2_unwind_stats d;
+  sample_qsort(false, &d);
+  cr_assert_gt(d.dwarf_steps, 0);
+  cr_assert_eq(d.table_steps, 0);
+  cr_assert_gt(locks, 0, "the interposed pthread_mutex_lock saw nothing: is it interposing?");
+}
+
+Test(unwind, walks_through_code_without_frame_pointers_with_tables_and_no_malloc_or_lock) {
+  struct p2_unwind_stats d;
+  sample_qsort(true, &d);
+  cr_assert_gt(d.table_steps, 0);
+  /* Only a signal that lands in a PLT entry (its CFA is a DWARF expression)
+   * needs libunwind, and only libunwind takes locks (with signals blocked). */
+  cr_assert_leq(d.dwarf_steps * 100, d.table_steps, "%lu of %lu steps went to libunwind",
+                (unsigned long)d.dwarf_steps, (unsigned long)(d.dwarf_steps + d.table_steps));
+  cr_assert_leq(locks, 4 * d.dwarf_steps, "%d locks for %lu libunwind steps", locks,
+                (unsigned long)d.dwarf_steps);
+}
+
+__attribute__((noinline)) static int walk_here(struct p2_unwind_stats *delta) {
+  ucontext_t uc;
+  getcontext(&uc);
+  struct p2_unwind_stats before, after;
+  p2_unwind_stats(&before);
+  /* The pc after getcontext's call is an instruction of this function: exact. */
+  struct p2_native_regs r = {(const char *)uc.uc_mcontext.gregs[REG_RIP],
+                             (const char *)uc.uc_mcontext.gregs[REG_RSP],
+                             (const char *)uc.uc_mcontext.gregs[REG_RBP], true};
+  in_signal_path = 1;
+  int n = 0;
+  while (n < 256 && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) n++;
+  in_signal_path = 0;
+  p2_unwind_stats(&after);
+  delta->table_steps = after.table_steps - before.table_steps;
+  delta->dwarf_steps = after.dwarf_steps - before.dwarf_steps;
+  delta->fp_steps = after.fp_steps - before.fp_steps;
+  return n;
+}
+
+Test(unwind, a_step_by_table_neither_allocates_nor_locks) {
+  cr_assert_eq(p2_safe_access_init(), 0);
+  cr_assert_eq(p2_unwind_init(), 0);
+  allocations = locks = 0;
+  struct p2_unwind_stats d;
+  int n = walk_here(&d);
+  cr_log_info("%d frames: %lu table steps, %lu libunwind, %lu frame-pointer", n, (unsigned long)d.table_steps,
+              (unsigned long)d.dwarf_steps, (unsigned long)d.fp_steps);
+  /* this function, Criterion's runner, libc's start-up: all with CFI */
+  cr_assert_geq(n, 4);
+  cr_assert_eq(d.table_steps, (uint64_t)n, "%d frames, %lu by table", n, (unsigned long)d.table_steps);
+  cr_assert_eq(allocations, 0);
+  cr_assert_eq(locks, 0);
 }
 
 Test(unwind, garbage_registers_end_the_walk_without_crashing) {

@@ -1,0 +1,597 @@
+/* Building compact unwind tables (cfi.h) from .eh_frame: CIE and FDE
+ * parsing and the call-frame program interpreter (DWARF 4 section 6.4, and
+ * the LSB's "Exception Frames" for the .eh_frame variations: CIE id 0, the
+ * 'z' augmentation, pointer encodings). Never runs in a signal handler. */
+#include "unwind/cfi.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/p2_error.h"
+
+/* DWARF register numbers of x86-64 (psABI, "DWARF Register Number Mapping"). */
+#define DW_RBP 6
+#define DW_RSP 7
+
+/* The nesting of DW_CFA_remember_state that compilers emit is 1 or 2; a
+ * deeper program is handed to libunwind whole rather than truncated. */
+#define MAX_REMEMBERED 16
+
+/* An upper bound on an FDE's length where the section's end is unknown
+ * (through .eh_frame_hdr): real ones are at most a few KiB. */
+#define MAX_ENTRY (16u << 20)
+
+/* Reads of one CIE or FDE, each checked against its end: a malformed entry
+ * turns `bad` on and yields zeros, it never reads past the entry. */
+struct cur {
+  const uint8_t *p, *end;
+  bool bad;
+};
+
+static uint8_t u8(struct cur *c) {
+  if (c->p >= c->end) {
+    c->bad = true;
+    return 0;
+  }
+  return *c->p++;
+}
+
+static uint64_t fixed(struct cur *c, size_t n) {
+  uint64_t v = 0;
+  if ((size_t)(c->end - c->p) < n || c->p > c->end) {
+    c->bad = true;
+    c->p = c->end;
+    return 0;
+  }
+  memcpy(&v, c->p, n); /* x86-64 is little-endian, like the CFI it runs */
+  c->p += n;
+  return v;
+}
+
+static uint64_t uleb(struct cur *c) {
+  uint64_t v = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    uint8_t b = u8(c);
+    if (c->bad) return 0;
+    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+static int64_t sleb(struct cur *c) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  uint8_t b;
+  do {
+    b = u8(c);
+    if (c->bad) return 0;
+    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  if (shift < 64 && (b & 0x40)) v |= ~0ull << shift;
+  return (int64_t)v;
+}
+
+static void skip(struct cur *c, uint64_t n) {
+  if (n > (uint64_t)(c->end - c->p)) {
+    c->bad = true;
+    c->p = c->end;
+    return;
+  }
+  c->p += n;
+}
+
+/* A pointer's value in the format given by the encoding's low nibble. */
+static uint64_t encoded_value(struct cur *c, uint8_t enc) {
+  switch (enc & 0x0f) {
+  case 0x00: /* absptr */
+  case 0x04: /* udata8 */
+  case 0x0c: /* sdata8 */
+    return fixed(c, 8);
+  case 0x01:
+    return uleb(c);
+  case 0x02:
+    return fixed(c, 2);
+  case 0x03:
+    return fixed(c, 4);
+  case 0x09:
+    return (uint64_t)sleb(c);
+  case 0x0a:
+    return (uint64_t)(int64_t)(int16_t)fixed(c, 2);
+  case 0x0b:
+    return (uint64_t)(int64_t)(int32_t)fixed(c, 4);
+  default:
+    c->bad = true;
+    return 0;
+  }
+}
+
+/* An encoded address. Only what .eh_frame's code addresses use on x86-64
+ * is accepted: absolute or pc-relative, never indirect. */
+static uint64_t encoded_address(struct cur *c, uint8_t enc) {
+  uintptr_t here = (uintptr_t)c->p;
+  uint64_t v = encoded_value(c, enc);
+  switch (enc & 0xf0) {
+  case 0x00:
+    return v;
+  case 0x10:
+    return v + here;
+  default:
+    c->bad = true;
+    return 0;
+  }
+}
+
+struct cie {
+  const uint8_t *at;
+  uint64_t code_align;
+  int64_t data_align;
+  uint64_t ra_reg;
+  uint8_t fde_enc;
+  bool z, signal;
+  const uint8_t *insns, *end;
+};
+
+/* The bounds of the entry at p: *body after its length field, *end. */
+static bool entry_bounds(const uint8_t *p, const uint8_t *limit, const uint8_t **body, const uint8_t **end,
+                         bool *is64) {
+  struct cur c = {p, limit, false};
+  uint64_t len = fixed(&c, 4);
+  *is64 = len == 0xffffffffu;
+  if (*is64) len = fixed(&c, 8);
+  if (c.bad || len == 0 || len > (uint64_t)(limit - c.p)) return false;
+  *body = c.p;
+  *end = c.p + len;
+  return true;
+}
+
+static bool parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *cie) {
+  const uint8_t *body, *end;
+  bool is64;
+  memset(cie, 0, sizeof *cie);
+  if (!entry_bounds(p, limit, &body, &end, &is64)) return false;
+  struct cur c = {body, end, false};
+  if (fixed(&c, is64 ? 8 : 4) != 0) return false; /* .eh_frame's CIE id */
+  uint8_t version = u8(&c);
+  if (version != 1 && version != 3 && version != 4) return false;
+  const uint8_t *aug = c.p;
+  while (u8(&c) != 0 && !c.bad) {
+  }
+  if (c.bad) return false;
+  if (version == 4) skip(&c, 2); /* address_size, segment_selector_size */
+  cie->at = p;
+  cie->code_align = uleb(&c);
+  cie->data_align = sleb(&c);
+  cie->ra_reg = version == 1 ? u8(&c) : uleb(&c);
+  cie->fde_enc = 0; /* absptr unless 'R' says otherwise */
+  if (aug[0] == 'z') {
+    cie->z = true;
+    uint64_t n = uleb(&c);
+    if (c.bad || n > (uint64_t)(c.end - c.p)) return false;
+    struct cur a = {c.p, c.p + n, false};
+    for (const uint8_t *s = aug + 1; *s != 0 && !a.bad; s++) {
+      if (*s == 'L') {
+        u8(&a); /* LSDA encoding: the FDE's augmentation data is skipped whole */
+      } else if (*s == 'P') {
+        uint8_t enc = u8(&a);
+        encoded_value(&a, enc); /* the personality routine: not needed to unwind */
+      } else if (*s == 'R') {
+        cie->fde_enc = u8(&a);
+      } else if (*s == 'S') {
+        cie->signal = true;
+      } else {
+        break; /* unknown letter: the length lets us skip what follows */
+      }
+    }
+    if (a.bad) return false;
+    c.p += n;
+  } else if (aug[0] != 0) {
+    return false; /* an augmentation without 'z' cannot be skipped */
+  }
+  cie->insns = c.p;
+  cie->end = end;
+  return !c.bad;
+}
+
+/* --- the table being built ---------------------------------------------- */
+
+struct brow {
+  struct p2_cfi_row r;
+  uint32_t seq; /* emission order, breaks ties between rows at one pc */
+};
+
+struct builder {
+  struct brow *rows;
+  size_t count, cap;
+  uint32_t seq;
+  uintptr_t base;
+  bool oom;
+  size_t fdes, skipped;
+  struct cie cie; /* the last CIE parsed: consecutive FDEs mostly share one */
+};
+
+static void push(struct builder *b, struct p2_cfi_row r) {
+  if (b->count == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 1024;
+    struct brow *n = realloc(b->rows, cap * sizeof *n);
+    if (n == NULL) {
+      b->oom = true;
+      return;
+    }
+    b->rows = n;
+    b->cap = cap;
+  }
+  b->rows[b->count++] = (struct brow){r, b->seq++};
+}
+
+/* --- the call-frame program interpreter --------------------------------- */
+
+enum rule { R_UNDEF, R_SAME, R_OFFSET, R_OTHER };
+
+struct reg_rule {
+  uint8_t rule;
+  int64_t off; /* R_OFFSET: saved at CFA + off */
+};
+
+struct state {
+  uint64_t cfa_reg;
+  int64_t cfa_off;
+  bool cfa_expr;
+  struct reg_rule rbp, ra;
+};
+
+struct interp {
+  struct builder *b;
+  const struct cie *cie;
+  struct state s, initial; /* initial: after the CIE's instructions (DW_CFA_restore) */
+  struct state stack[MAX_REMEMBERED];
+  int depth;
+  uint64_t loc, end_loc;
+  size_t first_row; /* this FDE's first row in the builder */
+  bool failed;      /* the program cannot be run: the FDE becomes one fallback row */
+};
+
+static struct p2_cfi_row make_row(const struct interp *in) {
+  const struct state *s = &in->s;
+  struct p2_cfi_row r = {.pc = (uint32_t)(in->loc - in->b->base), .kind = P2_CFI_FALLBACK};
+  if (in->cie->signal) return r; /* the caller's registers are in a sigcontext */
+  if (s->ra.rule == R_UNDEF) {
+    r.kind = P2_CFI_OUTERMOST;
+    return r;
+  }
+  if (s->cfa_expr || (s->cfa_reg != DW_RSP && s->cfa_reg != DW_RBP) || s->cfa_off < INT32_MIN ||
+      s->cfa_off > INT32_MAX || s->ra.rule != R_OFFSET || s->ra.off != -8)
+    return r;
+  if (s->rbp.rule == R_OFFSET) {
+    if (s->rbp.off < INT16_MIN || s->rbp.off > INT16_MAX) return r;
+    r.rbp = P2_CFI_RBP_AT_CFA;
+    r.rbp_off = (int16_t)s->rbp.off;
+  } else if (s->rbp.rule == R_OTHER) {
+    return r;
+  }
+  r.kind = s->cfa_reg == DW_RSP ? P2_CFI_CFA_RSP : P2_CFI_CFA_RBP;
+  r.cfa_off = (int32_t)s->cfa_off;
+  return r;
+}
+
+static bool same_rule(const struct p2_cfi_row *a, const struct p2_cfi_row *b) {
+  return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off;
+}
+
+/* The row for [loc, next advance). A row at the same pc as this FDE's last
+ * one replaces it (a zero advance); one equal to it is not needed. */
+static void emit(struct interp *in) {
+  struct builder *b = in->b;
+  struct p2_cfi_row r = make_row(in);
+  if (b->count > in->first_row) {
+    struct brow *last = &b->rows[b->count - 1];
+    if (last->r.pc == r.pc) {
+      last->r = r;
+      if (b->count - 1 > in->first_row && same_rule(&b->rows[b->count - 2].r, &r)) b->count--;
+      return;
+    }
+    if (same_rule(&last->r, &r)) return;
+  }
+  push(b, r);
+}
+
+/* The rule of DWARF register reg that rows depend on, or NULL. */
+static struct reg_rule *tracked(struct interp *in, uint64_t reg) {
+  if (reg == DW_RBP) return &in->s.rbp;
+  if (reg == in->cie->ra_reg) return &in->s.ra;
+  return NULL;
+}
+
+static const struct reg_rule *initial_rule(struct interp *in, uint64_t reg) {
+  return reg == DW_RBP ? &in->initial.rbp : &in->initial.ra;
+}
+
+static void set_rule(struct interp *in, uint64_t reg, uint8_t rule, int64_t off) {
+  struct reg_rule *r = tracked(in, reg);
+  if (r != NULL) *r = (struct reg_rule){rule, off};
+}
+
+/* Returns false when the program ends here (past the FDE's range). */
+static bool advance(struct interp *in, bool in_cie, uint64_t delta) {
+  if (in_cie) {
+    in->failed = true; /* a CIE's initial instructions apply to no range */
+    return false;
+  }
+  emit(in);
+  in->loc += delta * in->cie->code_align;
+  return in->loc < in->end_loc;
+}
+
+/* Run the instructions in [p, end); false when they stop it early. */
+static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in_cie) {
+  struct cur c = {p, end, false};
+  const int64_t da = in->cie->data_align;
+  while (c.p < c.end && !c.bad && !in->failed) {
+    uint8_t op = u8(&c);
+    uint8_t low = op & 0x3f;
+    switch (op >> 6) {
+    case 1: /* DW_CFA_advance_loc */
+      if (!advance(in, in_cie, low)) return false;
+      continue;
+    case 2: /* DW_CFA_offset */
+      set_rule(in, low, R_OFFSET, (int64_t)uleb(&c) * da);
+      continue;
+    case 3: /* DW_CFA_restore */
+      if (tracked(in, low)) *tracked(in, low) = *initial_rule(in, low);
+      continue;
+    }
+    uint64_t reg, n;
+    switch (op) {
+    case 0x00: /* DW_CFA_nop */
+      break;
+    case 0x01: { /* DW_CFA_set_loc */
+      uint64_t to = encoded_address(&c, in->cie->fde_enc);
+      if (c.bad || in_cie || to < in->loc) {
+        in->failed = true;
+        break;
+      }
+      emit(in);
+      in->loc = to;
+      if (in->loc >= in->end_loc) return false;
+      break;
+    }
+    case 0x02: /* DW_CFA_advance_loc1 */
+      n = fixed(&c, 1);
+      if (!c.bad && !advance(in, in_cie, n)) return false;
+      break;
+    case 0x03: /* DW_CFA_advance_loc2 */
+      n = fixed(&c, 2);
+      if (!c.bad && !advance(in, in_cie, n)) return false;
+      break;
+    case 0x04: /* DW_CFA_advance_loc4 */
+      n = fixed(&c, 4);
+      if (!c.bad && !advance(in, in_cie, n)) return false;
+      break;
+    case 0x05: /* DW_CFA_offset_extended */
+      reg = uleb(&c);
+      set_rule(in, reg, R_OFFSET, (int64_t)uleb(&c) * da);
+      break;
+    case 0x06: /* DW_CFA_restore_extended */
+      reg = uleb(&c);
+      if (tracked(in, reg)) *tracked(in, reg) = *initial_rule(in, reg);
+      break;
+    case 0x07: /* DW_CFA_undefined */
+      set_rule(in, uleb(&c), R_UNDEF, 0);
+      break;
+    case 0x08: /* DW_CFA_same_value */
+      set_rule(in, uleb(&c), R_SAME, 0);
+      break;
+    case 0x09: /* DW_CFA_register */
+      reg = uleb(&c);
+      uleb(&c);
+      set_rule(in, reg, R_OTHER, 0);
+      break;
+    case 0x0a: /* DW_CFA_remember_state */
+      if (in->depth == MAX_REMEMBERED) {
+        in->failed = true;
+        break;
+      }
+      in->stack[in->depth++] = in->s;
+      break;
+    case 0x0b: /* DW_CFA_restore_state: the CFA is restored too (GCC and libunwind agree) */
+      if (in->depth == 0) {
+        in->failed = true;
+        break;
+      }
+      in->s = in->stack[--in->depth];
+      break;
+    case 0x0c: /* DW_CFA_def_cfa */
+      in->s.cfa_reg = uleb(&c);
+      in->s.cfa_off = (int64_t)uleb(&c);
+      in->s.cfa_expr = false;
+      break;
+    case 0x0d: /* DW_CFA_def_cfa_register */
+      in->s.cfa_reg = uleb(&c);
+      in->s.cfa_expr = false;
+      break;
+    case 0x0e: /* DW_CFA_def_cfa_offset */
+      in->s.cfa_off = (int64_t)uleb(&c);
+      break;
+    case 0x0f: /* DW_CFA_def_cfa_expression (PLT entries) */
+      skip(&c, uleb(&c));
+      in->s.cfa_expr = true;
+      break;
+    case 0x10: /* DW_CFA_expression */
+    case 0x16: /* DW_CFA_val_expression */
+      reg = uleb(&c);
+      skip(&c, uleb(&c));
+      set_rule(in, reg, R_OTHER, 0);
+      break;
+    case 0x11: /* DW_CFA_offset_extended_sf */
+      reg = uleb(&c);
+      set_rule(in, reg, R_OFFSET, sleb(&c) * da);
+      break;
+    case 0x12: /* DW_CFA_def_cfa_sf */
+      in->s.cfa_reg = uleb(&c);
+      in->s.cfa_off = sleb(&c) * da;
+      in->s.cfa_expr = false;
+      break;
+    case 0x13: /* DW_CFA_def_cfa_offset_sf */
+      in->s.cfa_off = sleb(&c) * da;
+      break;
+    case 0x14: /* DW_CFA_val_offset */
+      reg = uleb(&c);
+      uleb(&c);
+      set_rule(in, reg, R_OTHER, 0);
+      break;
+    case 0x15: /* DW_CFA_val_offset_sf */
+      reg = uleb(&c);
+      sleb(&c);
+      set_rule(in, reg, R_OTHER, 0);
+      break;
+    case 0x2e: /* DW_CFA_GNU_args_size: only matters to exception landing pads */
+      uleb(&c);
+      break;
+    case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
+      reg = uleb(&c);
+      set_rule(in, reg, R_OFFSET, -(int64_t)uleb(&c) * da);
+      break;
+    default:
+      in->failed = true; /* an opcode we do not know: its operands cannot be skipped */
+      break;
+    }
+  }
+  if (c.bad) in->failed = true;
+  return !in->failed;
+}
+
+/* Rows for the FDE at p; skipped (counted) if it cannot be read at all. */
+static void add_fde(struct builder *b, const uint8_t *p, const uint8_t *limit) {
+  const uint8_t *body, *end;
+  bool is64;
+  if (!entry_bounds(p, limit, &body, &end, &is64)) {
+    b->skipped++;
+    return;
+  }
+  struct cur c = {body, end, false};
+  uint64_t cie_off = fixed(&c, is64 ? 8 : 4);
+  if (cie_off == 0) return; /* a CIE */
+  const uint8_t *cie_at = body - cie_off;
+  if (b->cie.at != cie_at && !parse_cie(cie_at, limit, &b->cie)) {
+    b->cie.at = NULL;
+    b->skipped++;
+    return;
+  }
+  uint64_t begin = encoded_address(&c, b->cie.fde_enc);
+  uint64_t range = encoded_value(&c, b->cie.fde_enc & 0x0f);
+  if (b->cie.z) skip(&c, uleb(&c));
+  if (c.bad || range == 0 || begin < b->base || begin - b->base > UINT32_MAX ||
+      range > UINT32_MAX - (begin - b->base)) {
+    b->skipped++;
+    return;
+  }
+  b->fdes++;
+  struct interp in = {.b = b, .cie = &b->cie, .loc = begin, .end_loc = begin + range, .first_row = b->count};
+  /* Defaults before the CIE speaks: nothing known, rbp kept (callee-saved). */
+  in.s = (struct state){.cfa_reg = DW_RSP, .cfa_off = 8, .rbp = {R_SAME, 0}, .ra = {R_UNDEF, 0}};
+  run(&in, b->cie.insns, b->cie.end, true);
+  in.initial = in.s;
+  if (!in.failed && run(&in, c.p, end, false)) emit(&in);
+  if (in.failed) {
+    b->count = in.first_row;
+    in.loc = begin;
+    push(b, (struct p2_cfi_row){.pc = (uint32_t)(begin - b->base), .kind = P2_CFI_FALLBACK});
+  }
+  push(b, (struct p2_cfi_row){.pc = (uint32_t)(begin + range - b->base), .kind = P2_CFI_NONE});
+}
+
+/* Rows by pc; at one pc, a row of code beats the end marker of the FDE
+ * before it, and a later row beats an earlier one. */
+static int by_pc(const void *x, const void *y) {
+  const struct brow *a = x, *b = y;
+  if (a->r.pc != b->r.pc) return a->r.pc < b->r.pc ? -1 : 1;
+  int an = a->r.kind != P2_CFI_NONE, bn = b->r.kind != P2_CFI_NONE;
+  if (an != bn) return an - bn;
+  return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int finish(struct builder *b, struct p2_cfi_table **out) {
+  if (b->oom) {
+    free(b->rows);
+    return P2_ENOMEM;
+  }
+  bool sorted = true;
+  for (size_t i = 1; i < b->count && sorted; i++) sorted = by_pc(&b->rows[i - 1], &b->rows[i]) <= 0;
+  if (!sorted) qsort(b->rows, b->count, sizeof b->rows[0], by_pc);
+  /* Keep the last row of each pc, and drop rows that repeat the rule of
+   * the row before them. */
+  size_t n = 0;
+  for (size_t i = 0; i < b->count; i++) {
+    if (i + 1 < b->count && b->rows[i + 1].r.pc == b->rows[i].r.pc) continue;
+    if (n > 0 && same_rule(&b->rows[n - 1].r, &b->rows[i].r)) continue;
+    b->rows[n++] = b->rows[i];
+  }
+  size_t groups = n ? ((size_t)b->rows[n - 1].r.pc >> P2_CFI_GROUP_SHIFT) + 2 : 1;
+  size_t rows_len = sizeof(struct p2_cfi_table) + (n ? n : 1) * sizeof(struct p2_cfi_row);
+  size_t len = rows_len + groups * sizeof(uint32_t);
+  struct p2_cfi_table *t = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (t == MAP_FAILED) {
+    free(b->rows);
+    return P2_ENOMEM;
+  }
+  t->base = b->base;
+  t->count = n;
+  t->map_len = len;
+  t->fdes = b->fdes;
+  t->fdes_skipped = b->skipped;
+  t->fallback_rows = 0;
+  for (size_t i = 0; i < n; i++) {
+    t->rows[i] = b->rows[i].r;
+    t->fallback_rows += t->rows[i].kind == P2_CFI_FALLBACK;
+  }
+  uint32_t *first = (uint32_t *)(void *)((char *)t + rows_len);
+  size_t r = 0;
+  for (size_t g = 0; g < groups; g++) {
+    while (r < n && (uint64_t)t->rows[r].pc < ((uint64_t)g << P2_CFI_GROUP_SHIFT)) r++;
+    first[g] = (uint32_t)r;
+  }
+  t->groups = groups;
+  t->group_first = first;
+  free(b->rows);
+  /* Read-only from now on: handlers read it, nothing writes it. */
+  mprotect(t, len, PROT_READ);
+  *out = t;
+  return 0;
+}
+
+int p2_cfi_build_from_hdr(const uint8_t *hdr, uintptr_t base, struct p2_cfi_table **out) {
+  /* version 1; eh_frame_ptr pcrel|sdata4; fde_count udata4; table of
+   * datarel|sdata4 (initial location, FDE address) pairs, datarel = hdr. */
+  if (hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b) return P2_EINVAL;
+  uint32_t count;
+  memcpy(&count, hdr + 8, sizeof count);
+  struct builder b = {.base = base};
+  /* The FDEs lie in the module's mapped .eh_frame; its end is not in the
+   * header, so each entry is bounded by its own length field only. */
+  for (uint32_t i = 0; i < count && !b.oom; i++) {
+    int32_t fde_off;
+    memcpy(&fde_off, hdr + 12 + (size_t)i * 8 + 4, sizeof fde_off);
+    const uint8_t *fde = hdr + fde_off;
+    add_fde(&b, fde, fde + MAX_ENTRY);
+  }
+  return finish(&b, out);
+}
+
+int p2_cfi_build_from_eh_frame(const uint8_t *eh, size_t len, uintptr_t base, struct p2_cfi_table **out) {
+  struct builder b = {.base = base};
+  const uint8_t *p = eh, *limit = eh + len;
+  while (limit - p >= 4 && !b.oom) {
+    const uint8_t *body, *end;
+    bool is64;
+    if (!entry_bounds(p, limit, &body, &end, &is64)) break; /* the zero terminator, or garbage */
+    add_fde(&b, p, limit);
+    p = end;
+  }
+  return finish(&b, out);
+}
+
+void p2_cfi_free(struct p2_cfi_table *t) {
+  if (t != NULL) munmap(t, t->map_len);
+}
