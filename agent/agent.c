@@ -95,7 +95,12 @@ static bool init_library(JavaVM *vm) {
    * one refusal two lines. Later refusals (another attach) and a log= file
    * get the agent's own line. */
   static bool library_said_it;
-  if (profile2_init(vm) != 0 || (ASGST_Capabilities() & PROFILE2_ITERATOR) == 0) {
+  /* The library starts itself when it is loaded with this agent
+   * (-agentpath, jcmd JVMTI.agent_load): then nothing is needed. Under
+   * LD_PRELOAD it was loaded before the JVM existed; profile2_init hands it
+   * the JVM and finishes its start-up on this thread at once. */
+  int rc = p2_agent_preloaded() ? profile2_init(vm) : 0;
+  if (rc != 0 || (ASGST_Capabilities() & PROFILE2_ITERATOR) == 0) {
     const char *why = profile2_unsupported_reason();
     if (why != NULL && !library_said_it && p2_log_to_stderr())
       library_said_it = true;

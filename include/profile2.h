@@ -22,6 +22,16 @@
  * They stay valid until their class is unloaded; register a class-unload
  * handler to learn when that happens (its methods can still be queried inside
  * the handler).
+ *
+ * Start-up. As on a JVM with the API built in, an agent calls nothing to
+ * start it. Loaded into a JVM (-agentpath, -agentlib, jcmd JVMTI.agent_load,
+ * System.loadLibrary), profile2 reads the VM's layout at once, also during
+ * Agent_OnLoad, and decides ASGST_Capabilities() for the rest of the run.
+ * Walks need the live phase: they return PROFILE2_NOT_INITIALIZED until
+ * VMInit (profile2's own JVMTI environment gets VMInit before the agent's),
+ * and work from then on, including in the agent's own VMInit callback.
+ * After a dynamic attach they work at once. profile2_init() is an optional
+ * shortcut (see there).
  */
 #ifndef PROFILE2_H
 #define PROFILE2_H
@@ -91,12 +101,14 @@ enum PROFILE2_Capabilities {
 /* Bit set of enum ASGST_Capabilities and enum PROFILE2_Capabilities.
  * On a supported JVM PROFILE2_ITERATOR is set (the iterator and information
  * functions work) and the ASGST_* bits say which optional parts are
- * available. Returns 0 when profile2 cannot read the running JVM (no
- * VMStructs, an unknown HotSpot version); the reason was printed once to
- * stderr and is available from profile2_unsupported_reason(). In a process
- * without a JVM it returns PROFILE2_NATIVE_ITERATOR once
- * profile2_init_native() succeeded, else 0 (and prints nothing): a JVM
- * started later is picked up by profile2_init().
+ * available. The answer is decided once, when the library first sees the
+ * JVM (during Agent_OnLoad for an agent loaded at start-up), and is the
+ * same from then on. Returns 0 when profile2 cannot read the running JVM
+ * (no VMStructs, an unknown HotSpot version); the reason was printed once
+ * to stderr and is available from profile2_unsupported_reason(). In a
+ * process without a JVM it returns PROFILE2_NATIVE_ITERATOR once
+ * profile2_init_native() succeeded, else 0 (and prints nothing; the reason
+ * is still available): a JVM started later is picked up by the next call.
  * Context: Anywhere (AS-Safe after the first call returned). */
 PROFILE2_API int ASGST_Capabilities(void);
 
@@ -154,8 +166,10 @@ enum PROFILE2_Error {
   PROFILE2_UNSUPPORTED_JVM = -17,
   /* A read of VM memory hit an unmapped or protected address. */
   PROFILE2_UNREADABLE_MEMORY = -18,
-  /* profile2 has not found the JVM's thread key yet: call profile2_init()
-   * (or any function taking a JNIEnv) once from a Java thread. */
+  /* profile2 is not started for this JVM yet. It starts itself (see
+   * "Start-up" at the top of this file): walks return this code only
+   * between Agent_OnLoad and VMInit (or, after a dynamic attach from a
+   * thread the VM does not know, until the next Java thread starts). */
   PROFILE2_NOT_INITIALIZED = -19,
   /* A queue element's captured frames are no longer on the stack at drain
    * time: the iterator yields only the captured frames. */
@@ -558,10 +572,12 @@ PROFILE2_API void ASGST_RemoveFrameMark(ASGST_FrameMark *mark);
 /* ------------------------------------------------------------------------ */
 /* profile2 extensions                                                       */
 
-/* Prepare profile2 for the JVM vm from a thread attached to it (e.g. in
- * Agent_OnLoad or VMInit): reads VMStructs, learns how to find the current
- * JavaThread, sets up fault-tolerant memory access. Idempotent. Returns 0,
- * or a negative enum PROFILE2_Error.
+/* Optional: profile2 starts itself (see "Start-up" at the top of this
+ * file). This hands it vm at once, for an embedder that creates the JVM
+ * with JNI_CreateJavaVM after loading the library, and finishes start-up on
+ * the calling thread when it is a Java thread in the live phase (VMInit or
+ * later). Idempotent. Returns 0 (from Agent_OnLoad: the JVM can be read and
+ * walks work from VMInit on), or a negative enum PROFILE2_Error.
  * Context: Anywhere (not in a signal handler). */
 PROFILE2_API int profile2_init(JavaVM *vm);
 
@@ -601,7 +617,8 @@ PROFILE2_API void profile2_refresh_native_modules(void);
  * handler). */
 PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
 
-/* A one-line description of why the JVM is not supported, or NULL.
+/* A one-line description of why ASGST_Capabilities() is 0 (or lacks
+ * PROFILE2_ITERATOR), or NULL when the JVM is supported.
  * Context: Anywhere. */
 PROFILE2_API const char *profile2_unsupported_reason(void);
 

@@ -7,7 +7,10 @@
 #      and JVM suites again (the JVM tests preload the ASan runtime into java);
 #   4. the queue and registry tests under TSan (scripts/test_tsan.sh);
 #   5. every libFuzzer harness for 20 s (scripts/test_fuzz.sh, clang build).
-# Every part runs even if an earlier one fails; the last line says what failed.
+# Every part runs even if an earlier one fails. The output ends with what
+# could not run and why, the failed steps, and one line of counts over all
+# parts: "test.sh: N passed, N failed, N skipped" (a fuzz harness counts as
+# one test).
 #
 #   bash scripts/test.sh
 set -euo pipefail
@@ -16,26 +19,81 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 failed=()
+not_run=()
+passed_n=0 failed_n=0 skipped_n=0 steps=0
 export PROFILE2_TEST_PACKAGES=1 # scripts/bootstrap.sh: the tests' packages too
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# Add the counts of meson's closing summary in log $1 ("Ok: N", "Fail: N",
+# ...); a step that printed none (it did not get to run tests) counts as one
+# failure.
+count_meson() {
+  local ok fail skip
+  ok=$(awk '/^Ok:/ {n += $2} /^Expected Fail:/ {n += $3} END {print n + 0}' "$1")
+  fail=$(awk '/^Fail:/ || /^Timeout:/ {n += $2} /^Unexpected Pass:/ {n += $3} END {print n + 0}' "$1")
+  skip=$(awk '/^Skipped:/ {n += $2} END {print n + 0}' "$1")
+  if ! grep -q '^Ok:' "$1"; then fail=$((fail + 1)); fi
+  passed_n=$((passed_n + ok)) failed_n=$((failed_n + fail)) skipped_n=$((skipped_n + skip))
+}
+
+# Run a meson test command ($2...), counted; $1 names it in the failure list.
+meson_step() {
+  local name=$1 log
+  shift
+  steps=$((steps + 1))
+  log=$logs/step$steps.log
+  # pipefail (set above): the pipeline fails when the command does
+  if "$@" 2>&1 | tee "$log"; then :; else failed+=("$name"); fi
+  count_meson "$log"
+}
+
+jdk25=$(sed -n "s/^option('jdk25', type : 'string', value : '\([^']*\)'.*/\1/p" meson_options.txt)
+if [[ ! -x $jdk25/bin/java ]]; then
+  not_run+=("every JVM test, stress run and fuzz harness on JDK 25: Temurin 25 is not installed at $jdk25")
+fi
 
 bash scripts/bootstrap.sh build
-meson test -C build --print-errorlogs || failed+=("meson test -C build")
-meson test -C build --setup stress --suite stress --print-errorlogs ||
-  failed+=("meson test -C build --setup stress --suite stress")
+meson_step "meson test -C build" meson test -C build --print-errorlogs
+meson_step "meson test -C build --setup stress --suite stress" \
+  meson test -C build --setup stress --suite stress --print-errorlogs
 
 if bash scripts/bootstrap.sh build-asan -Dsanitize=address; then
-  meson test -C build-asan --suite unit --suite jvm --print-errorlogs ||
-    failed+=("meson test -C build-asan --suite unit --suite jvm (ASan+UBSan)")
+  meson_step "meson test -C build-asan --suite unit --suite jvm (ASan+UBSan)" \
+    meson test -C build-asan --suite unit --suite jvm --print-errorlogs
 else
   failed+=("build of build-asan (ASan+UBSan)")
+  failed_n=$((failed_n + 1))
 fi
 
-bash scripts/test_tsan.sh build-tsan || failed+=("scripts/test_tsan.sh (TSan)")
-bash scripts/test_fuzz.sh 20 || failed+=("scripts/test_fuzz.sh 20 (libFuzzer)")
+tsan_log=$logs/tsan.log
+if bash scripts/test_tsan.sh build-tsan 2>&1 | tee "$tsan_log"; then :; fi
+count_meson "$tsan_log"
+if ! grep -q 'test_tsan.sh: queue and registry tests passed' "$tsan_log"; then
+  failed+=("scripts/test_tsan.sh (TSan)")
+fi
 
+fuzz_log=$logs/fuzz.log
+bash scripts/test_fuzz.sh 20 2>&1 | tee "$fuzz_log" || true
+fuzz_ok=$(grep -cE '^  [a-z_0-9]+: [0-9]+ runs' "$fuzz_log" || true)
+fuzz_fail=$(grep -cE '^  [a-z_0-9]+: FAIL' "$fuzz_log" || true)
+passed_n=$((passed_n + fuzz_ok)) failed_n=$((failed_n + fuzz_fail))
+if ! grep -q 'test_fuzz.sh: all harnesses ran without a crash' "$fuzz_log"; then
+  failed+=("scripts/test_fuzz.sh 20 (libFuzzer)")
+  if ((fuzz_fail == 0)); then failed_n=$((failed_n + 1)); fi
+fi
+
+for n in "${not_run[@]}"; do echo "test.sh: not run: $n"; done
+status=0
 if ((${#failed[@]} > 0)); then
   joined=$(printf '%s; ' "${failed[@]}")
-  echo "test.sh: FAILED: ${joined%; }" >&2
-  exit 1
+  echo "test.sh: FAILED: ${joined%; }"
+  status=1
+elif ((failed_n > 0)); then
+  echo "test.sh: FAILED: a step counted failures but exited 0"
+  status=1
+else
+  echo "test.sh: all tests passed (build: all suites and the stress short form; build-asan: unit and JVM suites under ASan+UBSan; TSan: queue and registry; libFuzzer: every harness 20 s)"
 fi
-echo "test.sh: all tests passed (build: all suites and the stress short form; build-asan: unit and JVM suites under ASan+UBSan; TSan: queue and registries; libFuzzer: every harness 20 s)"
+echo "test.sh: $passed_n passed, $failed_n failed, $skipped_n skipped"
+exit $status

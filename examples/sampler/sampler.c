@@ -4,7 +4,7 @@
  *   java -agentpath:/path/to/libexample-sampler.so=out=profile.collapsed,interval=10000 ...
  *
  * How it works:
- *   1. VMInit: profile2_init(vm), install the SIGPROF handler, and give the
+ *   1. VMInit: check ASGST_Capabilities(), install the SIGPROF handler, give the
  *      initial thread a CPU-time timer. ThreadStart does the same for every
  *      Java thread started later (ThreadEnd deletes it). A thread's timer
  *      sends SIGPROF to that thread after each `interval` microseconds of CPU
@@ -339,11 +339,12 @@ static jvmtiEnv *the_jvmti;
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
   (void)jvmti, (void)env, (void)thread;
-  int rc = profile2_init(the_vm);
-  if (rc != 0 || ASGST_Capabilities() == 0) {
+  /* No profile2_init() needed: the library started itself when it was
+   * loaded with this agent, and walks work from VMInit on. */
+  if (ASGST_Capabilities() == 0) {
     const char *why = profile2_unsupported_reason();
     fprintf(stderr, "example-sampler: profile2 cannot read this JVM (%s): not sampling\n",
-            why != NULL ? why : profile2_strerror(rc));
+            why != NULL ? why : "unknown reason");
     return;
   }
   ASGST_RegisterClassUnloadHandler(on_class_unload, NULL);

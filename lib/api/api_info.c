@@ -16,6 +16,7 @@
 #include <jni.h>
 #include <stdint.h>
 
+#include "api/startup.h"
 #include "common/p2_error.h"
 #include "common/safe_access.h"
 #include "profile2.h"
@@ -256,10 +257,9 @@ P2_EXPORT P2_AS_SAFE jmethodID ASGST_MethodToJMethodID(ASGST_Method method) {
 
 P2_EXPORT ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID) {
   if (methodID == NULL) return NULL;
-  if (!info_ready()) {
-    /* the Anywhere entry points may finish a lazy start-up */
-    if (ASGST_Capabilities() == 0 || p2_klass_layout_ready() != 0) return NULL;
-  }
+  /* Not AS-Safe anyway (it may call JNI and JVMTI), so it may finish a
+   * start-up that could not complete earlier. */
+  if (!info_ready() && (!p2_startup_ensure() || !info_ready())) return NULL;
   const void *m = p2_jmethodid_to_method(methodID);
   /* As for ASGST_MethodToJMethodID: none for a class being unloaded. */
   return m != NULL && p2_unload_find_method(m) == NULL ? (ASGST_Method)(uintptr_t)m : NULL;
@@ -283,9 +283,8 @@ static uintptr_t oop_handle_tag(void) { return p2_hs.major >= 21 ? 2 : 0; }
 P2_EXPORT jclass ASGST_ClassToJClass(ASGST_Class klass) {
   void *slot, *oop;
   if (klass == NULL) return NULL;
-  if (!info_ready()) {
-    if (ASGST_Capabilities() == 0 || p2_klass_layout_ready() != 0) return NULL;
-  }
+  /* Not AS-Safe (it calls JNI): it may finish a pending start-up. */
+  if (!info_ready() && (!p2_startup_ensure() || !info_ready())) return NULL;
   JNIEnv *env = p2_vm_env_jni();
   if (env == NULL || p2_unload_find_class(klass) != NULL) return NULL;
   enum p2_klass_kind kind;

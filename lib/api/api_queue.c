@@ -7,6 +7,7 @@
 #include <time.h>
 #include <ucontext.h>
 
+#include "api/startup.h"
 #include "api/iterator.h"
 #include "common/p2_error.h"
 #include "safepoint/capture.h"
@@ -49,6 +50,9 @@ static ASGST_Queue *create(void *jt, jobject jthread, int size, int options, ASG
 
 P2_EXPORT ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options, ASGST_Handler fun,
                                            void *argument) {
+  /* The agent's VMInit or ThreadStart may be the first call that has a
+   * JNIEnv: finish a start-up still waiting for one. */
+  if (!p2_startup_live()) p2_startup_ensure_env(env);
   void *jt = env != NULL ? p2_thread_from_env(env) : p2_thread_current(NULL);
   /* No JNI/JVMTI call here: a thread that registers while the drainer
    * wants it suspended must not block inside the VM holding the caller's

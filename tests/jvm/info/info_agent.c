@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/asgst_only.h"
 #include "profile2.h"
 
 #define BUF 4096
@@ -453,9 +454,9 @@ static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
   (void)thread;
   JavaVM *vm = NULL;
   (*jni)->GetJavaVM(jni, &vm);
-  int rc = profile2_init(vm);
+  int rc = p2_test_init(vm);
   if (rc != 0 || ASGST_Capabilities() == 0) {
-    fprintf(stderr, "profile2_init: %s (%s)\n", profile2_strerror(rc), nz(profile2_unsupported_reason()));
+    fprintf(stderr, "profile2_init: %s (%s)\n", p2_test_strerror(rc), nz(p2_test_reason()));
     exit(2);
   }
 }

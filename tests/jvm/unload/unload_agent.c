@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/asgst_only.h"
 #include "profile2.h"
 
 #define BUF 1024
@@ -326,9 +327,9 @@ static char agent_name[] = "(agent)";
 static struct class_rec agent_rec = {.sig = agent_name};
 
 static void start(JavaVM *vm) {
-  int rc = profile2_init(vm);
+  int rc = p2_test_init(vm);
   if (rc != 0) {
-    fprintf(stderr, "unload_agent: profile2_init: %s\n", profile2_strerror(rc));
+    fprintf(stderr, "unload_agent: profile2_init: %s\n", p2_test_strerror(rc));
     api_failures++;
   }
   ASGST_RegisterClassUnloadHandler(handler_c, &handler_c_tag);

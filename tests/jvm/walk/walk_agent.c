@@ -11,6 +11,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "common/asgst_only.h"
 #include "profile2.h"
 
 #define MAX_FRAMES 8192
@@ -255,9 +256,9 @@ JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
 
 static void JNICALL on_vm_init(jvmtiEnv *j, JNIEnv *env, jthread thread) {
   (void)thread;
-  int rc = profile2_init(the_vm);
+  int rc = p2_test_init(the_vm);
   if (rc != 0) {
-    fprintf(stderr, "profile2_init: %s\n", profile2_strerror(rc));
+    fprintf(stderr, "profile2_init: %s\n", p2_test_strerror(rc));
     exit(2);
   }
   jclass thread_class = (*env)->FindClass(env, "java/lang/Thread");
