@@ -40,6 +40,11 @@ struct p2_engine {
   void (*thread_stop)(struct p2_thread *t);
   /* One line saying how the engine samples ("perf cpu-clock every 10ms"). */
   void (*describe)(char *buf, size_t len);
+  /* In the child of a fork: forget the parent's engine state without
+   * touching it (threads the child does not have, the parent's timers), or
+   * NULL when there is none beyond the per-thread state. Context: the
+   * forked child, single-threaded. */
+  void (*fork_child)(void);
 };
 
 extern const struct p2_engine p2_engine_cpu, p2_engine_perf, p2_engine_itimer, p2_engine_wall;

@@ -84,7 +84,7 @@ static int thread_start(struct p2_thread *t, char *err, size_t errlen) {
 
 static void thread_stop(struct p2_thread *t) {
   if (t->perf_fd >= 0) {
-    close(t->perf_fd);
+    p2_perf_close(t->perf_fd);
     t->perf_fd = -1;
   }
   if (t->has_timer) {
@@ -102,4 +102,4 @@ static void describe(char *buf, size_t len) {
              fallback_reason);
 }
 
-const struct p2_engine p2_engine_cpu = {"cpu", start, stop, thread_start, thread_stop, describe};
+const struct p2_engine p2_engine_cpu = {"cpu", start, stop, thread_start, thread_stop, describe, NULL};

@@ -41,7 +41,7 @@ static int thread_start(struct p2_thread *t, char *err, size_t errlen) {
 }
 
 static void thread_stop(struct p2_thread *t) {
-  if (t->perf_fd >= 0) close(t->perf_fd);
+  if (t->perf_fd >= 0) p2_perf_close(t->perf_fd);
   t->perf_fd = -1;
 }
 
@@ -50,4 +50,4 @@ static void describe(char *buf, size_t len) {
            (unsigned long long)cfg.interval, event != NULL && event->time_based ? "ns" : "events");
 }
 
-const struct p2_engine p2_engine_perf = {"perf", start, stop, thread_start, thread_stop, describe};
+const struct p2_engine p2_engine_perf = {"perf", start, stop, thread_start, thread_stop, describe, NULL};

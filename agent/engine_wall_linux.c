@@ -130,4 +130,10 @@ static void describe(char *buf, size_t len) {
            cfg.java_only ? "Java " : "");
 }
 
-const struct p2_engine p2_engine_wall = {"wall", start, stop, NULL, NULL, describe};
+/* The sampler thread is not in the child: a later stop must not join it. */
+static void fork_child(void) {
+  atomic_store(&running, false);
+  started = false;
+}
+
+const struct p2_engine p2_engine_wall = {"wall", start, stop, NULL, NULL, describe, fork_child};

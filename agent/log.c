@@ -69,4 +69,7 @@ void p2_log_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+void p2_log_fork_lock(void) { pthread_mutex_lock(&lock); }
+void p2_log_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
 unsigned long p2_log_errors(void) { return atomic_load(&errors); }

@@ -20,6 +20,11 @@ void p2_log_quiet(bool quiet);
 void p2_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p2_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Around fork (fork_exec_linux.c): hold the log's mutex across it, so
+ * that the child's copy is never one some other thread held. */
+void p2_log_fork_lock(void);
+void p2_log_fork_unlock(void);
+
 /* Errors printed since start (the tests read it). */
 unsigned long p2_log_errors(void);
 

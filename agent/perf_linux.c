@@ -73,6 +73,15 @@ void p2_perf_rearm(int fd) {
   ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 }
 
+void p2_perf_close(int fd) {
+  /* Failures change nothing here: a descriptor that cannot be disabled is
+   * one that is not a live counter, and the close below ends our part. */
+  ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_ASYNC);
+  close(fd);
+}
+
 void p2_perf_explain(const char *name, int err, char *buf, size_t len) {
   int paranoid = -9;
   FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");

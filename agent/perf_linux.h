@@ -33,6 +33,17 @@ int p2_perf_open(const struct p2_perf_event *ev, int tid, uint64_t period, int s
  * Context: AS-Safe (two ioctls). */
 void p2_perf_rearm(int fd);
 
+/* Stop and close a counter of this process. The counter is disabled and
+ * its signal delivery (O_ASYNC) turned off first: both act on the open
+ * file description, which a child forked a moment ago may still share (it
+ * closes its copy in its fork handler, fork_exec_linux.c); closing only our
+ * descriptor would leave the counter armed, and across an execve of this
+ * thread it would signal the new program before that program has a
+ * handler. Never call it in a forked child on an inherited descriptor: it
+ * would stop the parent's counter (close(2) it there). Context: Anywhere
+ * (not in a signal handler). */
+void p2_perf_close(int fd);
+
 /* One line saying why perf_event_open failed with err for event name,
  * naming the kernel setting when that is the reason. Context: Anywhere. */
 void p2_perf_explain(const char *name, int err, char *buf, size_t len);

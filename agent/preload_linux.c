@@ -16,7 +16,12 @@
  * Sampling pauses before the JVM installs its signal handlers (our
  * fault-tolerant reads must chain to HotSpot's, which the library arranges
  * again in profile2_init) and resumes in Java mode at VMInit; the native
- * samples taken before are kept in the same profile. */
+ * samples taken before are kept in the same profile.
+ *
+ * Every process the program starts inherits LD_PRELOAD: only the root of
+ * the process tree and the JVMs no profiled JVM runs above are profiled,
+ * and one profile is written (tree_linux.h); fork and exec are handled in
+ * fork_exec_linux.c. */
 #include <dlfcn.h>
 #include <jni.h>
 #include <limits.h>
@@ -25,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <profile2.h>
 
@@ -32,6 +39,7 @@
 #include "agent/log.h"
 #include "agent/options.h"
 #include "agent/session.h"
+#include "agent/tree_linux.h"
 
 static bool preloaded;
 static char *agent_option; /* "-agentpath:/abs/path/libprofile2-agent.so=OPTIONS" */
@@ -81,6 +89,10 @@ __attribute__((constructor)) static void preload_init(void) {
     return;
   }
   preloaded = true;
+  p2_tree_init();
+  /* Descendants say nothing unless they start a JVM: their stderr is the
+   * program's (a launcher's $(...) may capture it). */
+  bool root = p2_tree_is_root();
   const char *opts = getenv("PROFILE2_OPTS");
   if (opts == NULL) opts = "";
   if (asprintf(&agent_option, "-agentpath:%s=%s", self, opts) < 0) agent_option = NULL;
@@ -89,9 +101,14 @@ __attribute__((constructor)) static void preload_init(void) {
   char err[512];
   p2_options_defaults(&o);
   if (p2_options_parse(&o, opts, err, sizeof err) != 0) {
-    p2_log_error("PROFILE2_OPTS: %s; the program runs without profiling", err);
+    if (root) p2_log_error("PROFILE2_OPTS: %s; the program runs without profiling", err);
     p2_options_free(&o);
     preloaded = false;
+    return;
+  }
+  if (!root) {
+    /* Not profiled; a JVM it starts may be (JLI_Launch below). */
+    p2_options_free(&o);
     return;
   }
   if (o.log != NULL) p2_log_to(o.log);
@@ -112,8 +129,35 @@ __attribute__((constructor)) static void preload_init(void) {
 }
 
 __attribute__((destructor)) static void preload_fini(void) {
-  if (preloaded && !atomic_load(&jvm_started)) p2_session_shutdown();
+  /* Descendants and forked children of the root write nothing (a forked
+   * child's copy of the session was forgotten at the fork). */
+  if (!preloaded || !p2_tree_is_root()) return;
+  if (!atomic_load(&jvm_started)) {
+    int jvm = p2_tree_jvm_below();
+    if (jvm > 0) {
+      char why[160];
+      snprintf(why, sizeof why,
+               "not writing the profile of this process (pid %d): the JVM it started (pid %d) "
+               "writes its own",
+               (int)getpid(), jvm);
+      p2_session_shutdown_discard(why);
+    } else {
+      p2_session_shutdown();
+    }
+  }
+  p2_tree_exit();
 }
+
+/* A root that ends with _exit (dash does, and every program's child after
+ * a failed exec) runs no destructor: without these its claim file would
+ * stay in the temporary directory. Nothing is written here, as documented
+ * (docs/agent.md). The exit itself is the system call glibc makes. */
+__attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  if (preloaded && p2_tree_is_root()) p2_tree_exit();
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status) { _exit(status); }
 
 void p2_agent_native_resume(bool java_ok) {
   if (!preloaded) return;
@@ -144,7 +188,7 @@ JNIEXPORT int JNICALL JLI_Launch(int argc, char **argv, int jargc, const char **
   }
   char **args = NULL;
   char *jopt = NULL;
-  if (preloaded && agent_option != NULL && argc >= 1 &&
+  if (preloaded && agent_option != NULL && argc >= 1 && p2_tree_claim_jvm() &&
       (args = malloc(((size_t)argc + 2) * sizeof *args)) != NULL) {
     /* Launchers whose own arguments go to the application (javac, jar)
      * take JVM options as -J<option>. */
@@ -173,7 +217,8 @@ JNIEXPORT jint JNICALL JNI_CreateJavaVM(JavaVM **pvm, void **penv, void *vargs) 
   if (real == NULL) return JNI_ERR;
   JavaVMInitArgs *args = vargs, copy;
   JavaVMOption *opts = NULL;
-  if (preloaded && agent_option != NULL && args != NULL && !atomic_load(&jvm_started)) {
+  if (preloaded && agent_option != NULL && args != NULL && !atomic_load(&jvm_started) &&
+      p2_tree_claim_jvm()) {
     opts = malloc(((size_t)args->nOptions + 1) * sizeof *opts);
     if (opts != NULL) {
       memcpy(opts, args->options, (size_t)args->nOptions * sizeof *opts);

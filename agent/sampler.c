@@ -184,13 +184,23 @@ static bool budget_allows(struct p2_thread *t, uint64_t now, uint64_t *weight) {
   return true;
 }
 
+/* The most a walk is charged. The handler's time is measured on the
+ * monotonic clock (a thread CPU clock costs a system call per read), so a
+ * handler preempted on a loaded machine would be charged the preemption
+ * too: under a load of 14 on 2 CPUs one preempted walk silenced the Java
+ * main thread for the rest of a 300 ms run (launch_test.py). The longest
+ * real walks (libunwind through deep native stacks, 1,000 Java frames)
+ * take a few hundred microseconds. */
+#define BUDGET_MAX_CHARGE_NS 2000000
+
 /* Context: AS-Safe. */
 static void budget_charge(struct p2_thread *t, uint64_t start) {
   if (t == NULL) return;
   uint64_t end = mono_ns(CLOCK_MONOTONIC);
-  if (end > start)
-    atomic_store_explicit(&t->quiet_until_ns, end + (end - start) * (BUDGET_FACTOR - 1),
-                          memory_order_relaxed);
+  if (end > start) {
+    uint64_t took = end - start < BUDGET_MAX_CHARGE_NS ? end - start : BUDGET_MAX_CHARGE_NS;
+    atomic_store_explicit(&t->quiet_until_ns, end + took * (BUDGET_FACTOR - 1), memory_order_relaxed);
+  }
 }
 
 /* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
@@ -262,6 +272,12 @@ void p2_sampler_stop(void) {
    * debugger is not waited for longer than a second). */
   struct timespec pause = {0, 200000};
   for (int i = 0; i < 5000 && atomic_load(&in_handler) != 0; i++) nanosleep(&pause, NULL);
+}
+
+void p2_sampler_fork_child(void) {
+  atomic_store(&sampling, false);
+  atomic_store(&in_handler, 0);
+  for (int i = 0; i < NSCRATCH; i++) atomic_store(&scratch_busy[i], 0);
 }
 
 void p2_sampler_stats(struct p2_sampler_stats *o) {

@@ -80,6 +80,12 @@ int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_en
 void p2_sampler_start(void);
 void p2_sampler_stop(void);
 
+/* In the child of a fork: not sampling, and no handler inside (the
+ * handlers other threads of the parent were running are not in the child,
+ * nor are the scratch buffers they held). Context: the forked child,
+ * single-threaded. */
+void p2_sampler_fork_child(void);
+
 /* Counters since the last reset. Context: Anywhere. */
 void p2_sampler_stats(struct p2_sampler_stats *out);
 void p2_sampler_reset_stats(void);

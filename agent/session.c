@@ -41,12 +41,14 @@ static struct {
   bool paused;
   bool have_profile; /* a tree exists (running, or stopped and not yet replaced) */
   bool java;
+  bool exec_stopped; /* sampling stopped for an execve of this process (session_lock held) */
   struct p2_options opt;
   const struct p2_engine *engine;
   struct p2_engine_config ecfg;
   struct p2_cct cct;
   struct p2_aggregator agg;
   pthread_t aggregator;
+  bool aggregator_alive; /* created and not joined yet */
   atomic_bool aggregator_run;
   uint64_t start_realtime_ns, start_mono_ns, stop_mono_ns;
   unsigned long thread_errors; /* per-thread engine set-ups that failed */
@@ -56,7 +58,21 @@ static struct {
 
 static bool initialized; /* registry and records set up once */
 
+/* The process whose session s is: a forked child has a copy of s that is
+ * not its own (fork_exec_linux.c), and a vfork child shares it with its
+ * parent, which it must not touch at all. */
+static atomic_int owner_pid;
+
+static bool owned(void) { return atomic_load(&owner_pid) == (int)getpid(); }
+
 static void stop_locked(void);
+
+/* Stop the aggregator thread and wait for it. Caller holds session_lock. */
+static void join_aggregator(void) {
+  atomic_store(&s.aggregator_run, false);
+  if (s.aggregator_alive && !pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
+  s.aggregator_alive = false;
+}
 
 static uint64_t clock_ns(clockid_t c) {
   struct timespec ts;
@@ -69,7 +85,8 @@ static uint64_t clock_ns(clockid_t c) {
 /* Give a registered thread its engine state. Registry mutex held. */
 static void engine_thread_start(struct p2_thread *t) {
   char err[256];
-  if (!s.running || s.engine->thread_start == NULL || t->perf_fd >= 0 || t->has_timer) return;
+  if (!s.running || s.exec_stopped || s.engine->thread_start == NULL || t->perf_fd >= 0 || t->has_timer)
+    return;
   if (s.engine->thread_start(t, err, sizeof err) != 0) {
     if (s.thread_errors++ == 0) {
       snprintf(s.first_thread_error, sizeof s.first_thread_error, "%s", err);
@@ -545,6 +562,8 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     goto out;
   }
   s.running = true;
+  s.exec_stopped = false;
+  atomic_store(&owner_pid, (int)getpid());
   if (s.engine->thread_start != NULL || !java) rescan();
   p2_threads_each_locked(start_engine_on_thread, NULL);
   atomic_store(&s.aggregator_run, true);
@@ -558,6 +577,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     s.running = false;
     goto out;
   }
+  s.aggregator_alive = true;
   char desc[256], how[256];
   p2_options_describe(&s.opt, desc, sizeof desc);
   s.engine->describe(how, sizeof how);
@@ -593,10 +613,11 @@ void p2_session_resume(void) {
 
 /* Caller holds session_lock and s.running. */
 static void stop_locked(void) {
+  /* The aggregator first: its rescan arms new threads, and one armed after
+   * the loop below would keep signalling after the stop. */
+  join_aggregator();
   s.engine->stop();
   p2_threads_each_locked(engine_thread_stop, NULL);
-  atomic_store(&s.aggregator_run, false);
-  if (!pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
   if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */
   p2_sampler_stop();
   s.stop_mono_ns = clock_ns(CLOCK_MONOTONIC);
@@ -621,6 +642,7 @@ int p2_session_stop(char *err, size_t errlen) {
 
 void p2_session_shutdown(void) {
   char err[512];
+  if (!owned()) return;
   pthread_mutex_lock(&session_lock);
   bool running = s.running;
   pthread_mutex_unlock(&session_lock);
@@ -658,6 +680,100 @@ void p2_session_status(char *buf, size_t len) {
     p2_options_describe(&s.opt, desc, sizeof desc);
     snprintf(buf, len, "%s: %s; %llu samples", s.running ? "running" : "stopped", desc,
              (unsigned long long)ss.signals);
+  }
+  pthread_mutex_unlock(&session_lock);
+}
+
+void p2_session_shutdown_discard(const char *why) {
+  if (!owned()) return;
+  pthread_mutex_lock(&session_lock);
+  if (s.running) {
+    stop_locked();
+    pthread_mutex_lock(&profile_lock);
+    p2_records_destroy();
+    pthread_mutex_unlock(&profile_lock);
+    p2_log_info("%s", why);
+  }
+  pthread_mutex_unlock(&session_lock);
+}
+
+/* --- fork and exec (fork_exec_linux.c) -------------------------------------------- */
+
+/* The lock order of the whole agent: session, registry (held across queue
+ * registration, whose drains take profile_lock), profile, log. */
+void p2_session_fork_prepare(void) {
+  pthread_mutex_lock(&session_lock);
+  p2_threads_lock();
+  pthread_mutex_lock(&profile_lock);
+  p2_log_fork_lock();
+}
+
+void p2_session_fork_parent(void) {
+  p2_log_fork_unlock();
+  pthread_mutex_unlock(&profile_lock);
+  p2_threads_unlock();
+  pthread_mutex_unlock(&session_lock);
+}
+
+void p2_session_fork_child(void) {
+  /* Only this thread exists now, and it holds every lock: the parent's
+   * session is forgotten here, never stopped (its threads, aggregator and
+   * timers are not in the child) nor written (the profile is the
+   * parent's; docs/agent.md, "Processes"). The child's own memory copy of
+   * the tree is left as it is. */
+  if (s.running && s.engine != NULL && s.engine->fork_child != NULL) s.engine->fork_child();
+  p2_sampler_fork_child();
+  p2_threads_fork_child();
+  s.running = false;
+  s.paused = false;
+  s.exec_stopped = false;
+  s.have_profile = false;
+  s.aggregator_alive = false;
+  atomic_store(&s.aggregator_run, false);
+  atomic_store(&owner_pid, 0);
+  p2_log_fork_unlock();
+  pthread_mutex_unlock(&profile_lock);
+  p2_threads_unlock();
+  pthread_mutex_unlock(&session_lock);
+}
+
+int p2_session_exec_stop(void) {
+  /* Before the lock: a vfork child shares this memory with a parent
+   * whose other threads may hold it. */
+  if (!owned()) return 0;
+  pthread_mutex_lock(&session_lock);
+  if (!s.running || s.exec_stopped) {
+    pthread_mutex_unlock(&session_lock);
+    return 0;
+  }
+  join_aggregator();
+  /* Under the registry mutex: a thread registering now either is stopped
+   * below or sees the flag (engine_thread_start). */
+  p2_threads_lock();
+  s.exec_stopped = true;
+  p2_threads_unlock();
+  s.engine->stop();
+  p2_threads_each_locked(engine_thread_stop, NULL);
+  p2_sampler_stop();
+  return s.opt.signal; /* session_lock stays held until the exec fails */
+}
+
+void p2_session_exec_failed(void) {
+  char err[512];
+  if (s.engine->start(&s.ecfg, err, sizeof err) != 0)
+    p2_log_error("after a failed exec: %s; sampling does not resume", err);
+  p2_threads_lock();
+  s.exec_stopped = false;
+  p2_threads_unlock();
+  p2_threads_each_locked(start_engine_on_thread, NULL);
+  if (!s.paused) p2_sampler_start();
+  atomic_store(&s.aggregator_run, true);
+  s.aggregator_alive = pthread_create(&s.aggregator, NULL, aggregator_main, NULL) == 0;
+  if (!s.aggregator_alive) {
+    /* The files are still written at exit; only the periodic collection
+     * (and the thread rescan) is missing. */
+    atomic_store(&s.aggregator_run, false);
+    p2_log_error("after a failed exec: cannot restart the aggregator thread; new threads are not sampled");
   }
   pthread_mutex_unlock(&session_lock);
 }

@@ -58,8 +58,36 @@ void *p2_session_thread_end(int tid);
 void p2_session_pause(void);
 void p2_session_resume(void);
 
+/* Stop a running session at process exit without writing its files (the
+ * process's profile is not the one wanted: tree_linux.c); why is logged
+ * as an info line. */
+void p2_session_shutdown_discard(const char *why);
+
+/* pthread_atfork handlers (fork_exec_linux.c). prepare takes every lock of
+ * the agent, in order, so that the child's copies are consistent; parent
+ * releases them; child forgets the parent's session -- it does not sample,
+ * never writes the parent's profile, closes the inherited perf
+ * descriptors -- and releases them. Context: fork(2) only. */
+void p2_session_fork_prepare(void);
+void p2_session_fork_parent(void);
+void p2_session_fork_child(void);
+
+/* Before an execve of this process: if it runs a session, stop every source
+ * of sampling signals (per-thread counters and timers, the process timer,
+ * the wall sampler, the aggregator's rescan that arms new threads) and
+ * return the sampling signal, with the session mutex held until
+ * p2_session_exec_failed; else 0 (nothing held; always so in a forked or
+ * vforked child). The caller consumes the signals already pending.
+ * Context: Anywhere (not in a signal handler). */
+int p2_session_exec_stop(void);
+
+/* The execve after a non-zero p2_session_exec_stop failed: sampling resumes.
+ * Context: the thread that called p2_session_exec_stop. */
+void p2_session_exec_failed(void);
+
 /* Stop a running session at process exit (VMDeath, or the library's
- * destructor under LD_PRELOAD): like stop, errors logged. */
+ * destructor under LD_PRELOAD): like stop, errors logged. Nothing in a
+ * process that did not start the session (a forked child). */
 void p2_session_shutdown(void);
 
 #endif

@@ -70,6 +70,21 @@ void p2_threads_clear(void) {
   pthread_mutex_unlock(&lock);
 }
 
+void p2_threads_fork_child(void) {
+  for (size_t i = 0; i < nlive; i++) {
+    struct p2_thread *t = live[i];
+    int tid = atomic_load(&t->tid);
+    if (t->perf_fd >= 0) close(t->perf_fd);
+    t->perf_fd = -1;
+    t->has_timer = false;
+    if (tid > 0 && (size_t)tid < table_size) atomic_store(&table[tid], NULL);
+  }
+  /* The entries stay allocated (no handler runs in the child, but freeing
+   * the parent's copies buys nothing): only the lists are emptied. */
+  nlive = 0;
+  free_list = free_tail = NULL;
+}
+
 struct p2_thread *p2_threads_find(int tid) {
   if (table == NULL || tid <= 0 || (size_t)tid >= table_size) return NULL;
   struct p2_thread *t = atomic_load_explicit(&table[tid], memory_order_acquire);

@@ -66,6 +66,14 @@ int p2_threads_init(void);
  * no engine may hold a thread. Context: Anywhere. */
 void p2_threads_clear(void);
 
+/* In the child of a fork, with the registry mutex held since the fork's
+ * prepare handler (p2_threads_lock): close the perf descriptors the child
+ * inherited (plain close(2): the counters are the parent's threads') and
+ * forget every entry, since the parent's threads are not in the child
+ * (POSIX timers are not inherited: nothing to delete). The mutex stays
+ * held. Context: the forked child, single-threaded. */
+void p2_threads_fork_child(void);
+
 /* The entry of tid, or NULL. Context: AS-Safe. */
 struct p2_thread *p2_threads_find(int tid);
 

@@ -14,9 +14,14 @@
  * whose JVM options need -J (javac, jshell), @argfiles, a C++ program that
  * embeds a JVM, or no JVM at all are all profiled the same way, and the
  * option reaches the JVM exactly as the agent tests (preload-java) check.
- * The cost: child processes inherit the variables and are profiled too,
- * each writing its own files (hence %p in the default name); docs/cli.md
- * says so.
+ * Child processes inherit the variables; the agent profiles COMMAND's
+ * process (through its execs) and the JVMs below it that no profiled JVM
+ * runs, and COMMAND writes nothing when a JVM below it did
+ * (agent/tree_linux.h). We name COMMAND's process the root of the tree
+ * (PROFILE2_ROOT, set in the child: a static or set-user-ID COMMAND loads
+ * no agent, and its children must still not each take the root's place),
+ * and create the claim file (PROFILE2_CLAIM) where the JVMs list
+ * themselves, removed once COMMAND has exited even if a signal ended it.
  *
  * A child rather than exec(): we report the files once it exits, and exit
  * with its status (128 + signal when a signal ended it, as the shell
@@ -62,8 +67,14 @@ static void child(const struct p2_args *a, const struct sigaction *old, const si
                   int report_fd) {
   for (size_t i = 0; i < NPASSED; i++) sigaction(passed_on[i], &old[i], NULL);
   sigprocmask(SIG_SETMASK, old_mask, NULL);
-  execvp(a->command_argv[0], a->command_argv);
-  int e = errno;
+  char pid[16];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  /* We are single-threaded: setenv after fork is safe here. */
+  int e = setenv("PROFILE2_ROOT", pid, 1) == 0 ? 0 : errno;
+  if (e == 0) {
+    execvp(a->command_argv[0], a->command_argv);
+    e = errno;
+  }
   ssize_t w = write(report_fd, &e, sizeof e);
   (void)w;
   _exit(P2_EXIT_RUN_NOTFOUND);
@@ -94,9 +105,22 @@ int p2_cmd_run(const struct p2_args *a) {
   }
   free(preload);
 
+  /* The claim file of agent/tree_linux.h: its name unpredictable, 0600. */
+  const char *tmp = getenv("TMPDIR");
+  char claim[PATH_MAX];
+  snprintf(claim, sizeof claim, "%s/profile2-claim-XXXXXX", tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
+  int claim_fd = mkostemp(claim, O_CLOEXEC);
+  if (claim_fd < 0 || setenv("PROFILE2_CLAIM", claim, 1) != 0) {
+    fprintf(stderr, "profile2: cannot create the claim file %s: %s\n", claim, strerror(errno));
+    if (claim_fd >= 0) unlink(claim);
+    return P2_EXIT_RUN_OWN;
+  }
+  close(claim_fd);
+
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) {
     fprintf(stderr, "profile2: pipe: %s\n", strerror(errno));
+    unlink(claim);
     return P2_EXIT_RUN_OWN;
   }
 
@@ -127,6 +151,7 @@ int p2_cmd_run(const struct p2_args *a) {
   close(pipefd[1]);
   if (pid < 0) {
     close(pipefd[0]);
+    unlink(claim);
     fprintf(stderr, "profile2: fork: %s\n", strerror(fork_errno));
     return P2_EXIT_RUN_OWN;
   }
@@ -142,6 +167,8 @@ int p2_cmd_run(const struct p2_args *a) {
   while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
   child_pid = 0;
+  /* The root removes it at its exit; not when a signal ended it. */
+  unlink(claim);
   if (w < 0) {
     fprintf(stderr, "profile2: waitpid: %s\n", strerror(errno));
     return P2_EXIT_RUN_OWN;
