@@ -5,7 +5,7 @@
  * A row covers the code from its pc to the next row's pc and says how to
  * find the caller there. On x86-64 nearly every row of compiled C/C++ says
  * "CFA = rsp or rbp + n; the return address is at CFA - 8; rbp is unchanged
- * or saved at CFA + m", which fits in 12 bytes. Rows the compact form cannot
+ * or saved at CFA + m": a rule of 8 bytes, of which a module has few. Rows the compact form cannot
  * express (a CFA given by an expression or by another register, a return
  * address or rbp given by a rule other than those, signal frames) are kept
  * as P2_CFI_FALLBACK rows: the caller then asks libunwind.
@@ -33,28 +33,60 @@ enum p2_cfi_rbp {
   P2_CFI_RBP_AT_CFA = 1, /* the caller's rbp is saved at CFA + rbp_off */
 };
 
-struct p2_cfi_row {
-  uint32_t pc; /* offset from the table's base */
+/* How to find the caller. A module has few distinct rules (libjvm.so of
+ * JDK 17: 8), so rows refer to them by index and the rules stay in cache. */
+struct p2_cfi_rule {
   int32_t cfa_off;
   int16_t rbp_off;
   uint8_t kind; /* enum p2_cfi_kind */
   uint8_t rbp;  /* enum p2_cfi_rbp */
 };
 
-/* Row pcs are grouped by 1 KiB of code: the search for a pc starts from
- * its group's first row, so it touches a few cache lines of the table
- * instead of one per halving of all of it (a signal handler runs with a
- * cold cache). */
-#define P2_CFI_GROUP_SHIFT 10
+/* From pc to the next row's pc, rules[rule] holds. */
+struct p2_cfi_row {
+  uint32_t pc; /* offset from the table's base */
+  uint16_t rule;
+  uint16_t unused;
+};
+
+/* The table proper is one 32-byte entry per 256 bytes of code (for
+ * libjvm.so of JDK 17, 1.7 MB; in 2 MiB pages): the rule in force where the group
+ * starts and up to 9 rows starting inside it, so that a step reads one
+ * cache line of the table (a signal handler runs with a cold cache, where
+ * each line costs ~100 ns and a binary search costs one per halving). A
+ * group with more rows points to them in rows[] (rare: unwinding-heavy
+ * prologues). */
+#define P2_CFI_GROUP_SHIFT 8
+#define P2_CFI_GROUP_ROWS 9
+#define P2_CFI_GROUP_OVERFLOW 0xff
+
+struct p2_cfi_group {
+  uint16_t rule0;                 /* the rule at the group's first byte */
+  uint8_t n;                      /* rows starting in the group, or P2_CFI_GROUP_OVERFLOW */
+  uint8_t off[P2_CFI_GROUP_ROWS]; /* their offsets in the group, ascending */
+  union {
+    uint16_t rule[P2_CFI_GROUP_ROWS];
+    struct {
+      uint32_t first, end; /* overflow: the group's rows are rows[first, end) */
+    } rows;
+  } u;
+};
+
+/* Rule indexes fixed in every table. */
+#define P2_CFI_RULE_NONE 0
+#define P2_CFI_RULE_FALLBACK 1
 
 struct p2_cfi_table {
   uintptr_t base; /* row pcs are offsets from here */
-  size_t count;
-  size_t groups;               /* entries of group_first */
-  const uint32_t *group_first; /* [g]: the first row with pc >= g << P2_CFI_GROUP_SHIFT */
-  size_t map_len;              /* bytes mapped for this table */
+  const struct p2_cfi_group *group;
+  size_t groups;
+  uint16_t last_rule; /* beyond the last group */
+  const struct p2_cfi_rule *rules;
+  size_t nrules;
+  size_t map_len; /* bytes mapped for this table (2 MiB pages when large) */
   /* Build statistics, for tests and reports. */
-  size_t fdes, fdes_skipped, fallback_rows;
+  size_t fdes, fdes_skipped, fallback_rows, overflow_groups;
+  size_t count; /* rows */
   struct p2_cfi_row rows[];
 };
 
@@ -77,10 +109,11 @@ int p2_cfi_build_from_eh_frame(const uint8_t *eh_frame, size_t len, uintptr_t ba
  * Context: Anywhere (not in a signal handler). */
 void p2_cfi_free(struct p2_cfi_table *t);
 
-/* The row covering pc (an absolute address), or NULL if pc lies before the
- * first row or outside the table's 4 GiB. A binary search among the rows of
- * pc's 1 KiB group (tens of rows).
+/* The rule of the row covering pc (an absolute address): kind
+ * P2_CFI_NONE before the first row and after the last; NULL outside the
+ * table's 4 GiB. Reads pc's group entry (and, for an overflowing group, a
+ * binary search among its rows) and the rule.
  * Context: AS-Safe, lock-free; reads only the table. */
-const struct p2_cfi_row *p2_cfi_find(const struct p2_cfi_table *t, uintptr_t pc);
+const struct p2_cfi_rule *p2_cfi_find(const struct p2_cfi_table *t, uintptr_t pc);
 
 #endif

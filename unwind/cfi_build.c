@@ -197,8 +197,17 @@ static bool parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *cie) {
 
 /* --- the table being built ---------------------------------------------- */
 
+/* A row while the table is built: its rule in full. */
+struct full_row {
+  uint32_t pc;
+  int32_t cfa_off;
+  int16_t rbp_off;
+  uint8_t kind;
+  uint8_t rbp;
+};
+
 struct brow {
-  struct p2_cfi_row r;
+  struct full_row r;
   uint32_t seq; /* emission order, breaks ties between rows at one pc */
 };
 
@@ -212,7 +221,7 @@ struct builder {
   struct cie cie; /* the last CIE parsed: consecutive FDEs mostly share one */
 };
 
-static void push(struct builder *b, struct p2_cfi_row r) {
+static void push(struct builder *b, struct full_row r) {
   if (b->count == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 1024;
     struct brow *n = realloc(b->rows, cap * sizeof *n);
@@ -253,9 +262,9 @@ struct interp {
   bool failed;      /* the program cannot be run: the FDE becomes one fallback row */
 };
 
-static struct p2_cfi_row make_row(const struct interp *in) {
+static struct full_row make_row(const struct interp *in) {
   const struct state *s = &in->s;
-  struct p2_cfi_row r = {.pc = (uint32_t)(in->loc - in->b->base), .kind = P2_CFI_FALLBACK};
+  struct full_row r = {.pc = (uint32_t)(in->loc - in->b->base), .kind = P2_CFI_FALLBACK};
   if (in->cie->signal) return r; /* the caller's registers are in a sigcontext */
   if (s->ra.rule == R_UNDEF) {
     r.kind = P2_CFI_OUTERMOST;
@@ -276,7 +285,7 @@ static struct p2_cfi_row make_row(const struct interp *in) {
   return r;
 }
 
-static bool same_rule(const struct p2_cfi_row *a, const struct p2_cfi_row *b) {
+static bool same_rule(const struct full_row *a, const struct full_row *b) {
   return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off;
 }
 
@@ -284,7 +293,7 @@ static bool same_rule(const struct p2_cfi_row *a, const struct p2_cfi_row *b) {
  * one replaces it (a zero advance); one equal to it is not needed. */
 static void emit(struct interp *in) {
   struct builder *b = in->b;
-  struct p2_cfi_row r = make_row(in);
+  struct full_row r = make_row(in);
   if (b->count > in->first_row) {
     struct brow *last = &b->rows[b->count - 1];
     if (last->r.pc == r.pc) {
@@ -497,9 +506,9 @@ static void add_fde(struct builder *b, const uint8_t *p, const uint8_t *limit) {
   if (in.failed) {
     b->count = in.first_row;
     in.loc = begin;
-    push(b, (struct p2_cfi_row){.pc = (uint32_t)(begin - b->base), .kind = P2_CFI_FALLBACK});
+    push(b, (struct full_row){.pc = (uint32_t)(begin - b->base), .kind = P2_CFI_FALLBACK});
   }
-  push(b, (struct p2_cfi_row){.pc = (uint32_t)(begin + range - b->base), .kind = P2_CFI_NONE});
+  push(b, (struct full_row){.pc = (uint32_t)(begin + range - b->base), .kind = P2_CFI_NONE});
 }
 
 /* Rows by pc; at one pc, a row of code beats the end marker of the FDE
@@ -510,6 +519,48 @@ static int by_pc(const void *x, const void *y) {
   int an = a->r.kind != P2_CFI_NONE, bn = b->r.kind != P2_CFI_NONE;
   if (an != bn) return an - bn;
   return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Rule indexes are 16 bits; a module with more distinct rules than that
+ * (none seen: libjvm.so of JDK 17 has 8) has the further ones handed to
+ * libunwind. */
+#define RULE_SLOTS 65536u
+
+_Static_assert(sizeof(struct p2_cfi_group) == 32, "two group entries per cache line");
+
+static uint16_t intern(struct p2_cfi_rule *rules, uint32_t *slot, size_t *n, struct p2_cfi_rule r) {
+  uint64_t key;
+  memcpy(&key, &r, sizeof key);
+  for (uint64_t h = (key * 0x9e3779b97f4a7c15ull) >> 48;; h = (h + 1) % RULE_SLOTS) {
+    if (slot[h] == 0) {
+      if (*n == RULE_SLOTS - 1) return P2_CFI_RULE_FALLBACK; /* keep one slot empty: the probe ends */
+      rules[*n] = r;
+      slot[h] = (uint32_t)++ * n;
+      return (uint16_t)(*n - 1);
+    }
+    if (memcmp(&rules[slot[h] - 1], &r, sizeof r) == 0) return (uint16_t)(slot[h] - 1);
+  }
+}
+
+/* Memory of the table's own. A large table (libjvm.so's: 4 MB) gets 2 MiB
+ * pages where the kernel offers them, so that a handler's lookups in it
+ * need one or two TLB entries instead of one per 4 KiB they touch. */
+static struct p2_cfi_table *map_table(size_t len, size_t *map_len) {
+  const size_t huge = 2u << 20;
+  if (len < huge / 2) {
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *map_len = len;
+    return p == MAP_FAILED ? NULL : p;
+  }
+  size_t want = (len + huge - 1) & ~(huge - 1);
+  char *raw = mmap(NULL, want + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return NULL;
+  char *p = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+  if (p > raw) munmap(raw, (size_t)(p - raw));
+  if (raw + want + huge > p + want) munmap(p + want, (size_t)(raw + want + huge - (p + want)));
+  madvise(p, want, MADV_HUGEPAGE); /* advice only: without it, 4 KiB pages */
+  *map_len = want;
+  return (struct p2_cfi_table *)(void *)p;
 }
 
 static int finish(struct builder *b, struct p2_cfi_table **out) {
@@ -528,32 +579,73 @@ static int finish(struct builder *b, struct p2_cfi_table **out) {
     if (n > 0 && same_rule(&b->rows[n - 1].r, &b->rows[i].r)) continue;
     b->rows[n++] = b->rows[i];
   }
-  size_t groups = n ? ((size_t)b->rows[n - 1].r.pc >> P2_CFI_GROUP_SHIFT) + 2 : 1;
-  size_t rows_len = sizeof(struct p2_cfi_table) + (n ? n : 1) * sizeof(struct p2_cfi_row);
-  size_t len = rows_len + groups * sizeof(uint32_t);
-  struct p2_cfi_table *t = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (t == MAP_FAILED) {
-    free(b->rows);
+  /* The distinct rules, NONE and FALLBACK first (fixed indexes). */
+  struct p2_cfi_rule *rules = malloc(RULE_SLOTS * sizeof *rules);
+  uint32_t *slot = calloc(RULE_SLOTS, sizeof *slot); /* hash of rules: index + 1, 0 = empty */
+  uint16_t *rule_of = malloc((n ? n : 1) * sizeof *rule_of);
+  if (rules == NULL || slot == NULL || rule_of == NULL) {
+    free(rules), free(slot), free(rule_of), free(b->rows);
+    return P2_ENOMEM;
+  }
+  size_t nrules = 0;
+  intern(rules, slot, &nrules, (struct p2_cfi_rule){.kind = P2_CFI_NONE});
+  intern(rules, slot, &nrules, (struct p2_cfi_rule){.kind = P2_CFI_FALLBACK});
+  size_t fallback = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct full_row *r = &b->rows[i].r;
+    rule_of[i] = intern(
+        rules, slot, &nrules,
+        (struct p2_cfi_rule){.cfa_off = r->cfa_off, .rbp_off = r->rbp_off, .kind = r->kind, .rbp = r->rbp});
+    fallback += rule_of[i] == P2_CFI_RULE_FALLBACK;
+  }
+  size_t groups = n ? ((size_t)b->rows[n - 1].r.pc >> P2_CFI_GROUP_SHIFT) + 1 : 0;
+  /* Groups first: their 32-byte entries stay aligned to cache-line halves. */
+  size_t groups_len = groups * sizeof(struct p2_cfi_group);
+  size_t head_len = (sizeof(struct p2_cfi_table) + n * sizeof(struct p2_cfi_row) + 63) & ~(size_t)63;
+  size_t rules_len = nrules * sizeof(struct p2_cfi_rule);
+  size_t len = head_len + groups_len + rules_len;
+  size_t map_len;
+  struct p2_cfi_table *t = map_table(len, &map_len);
+  if (t == NULL) {
+    free(rules), free(slot), free(rule_of), free(b->rows);
     return P2_ENOMEM;
   }
   t->base = b->base;
   t->count = n;
-  t->map_len = len;
+  t->map_len = map_len;
   t->fdes = b->fdes;
   t->fdes_skipped = b->skipped;
-  t->fallback_rows = 0;
-  for (size_t i = 0; i < n; i++) {
-    t->rows[i] = b->rows[i].r;
-    t->fallback_rows += t->rows[i].kind == P2_CFI_FALLBACK;
-  }
-  uint32_t *first = (uint32_t *)(void *)((char *)t + rows_len);
+  t->fallback_rows = fallback;
+  for (size_t i = 0; i < n; i++) t->rows[i] = (struct p2_cfi_row){.pc = b->rows[i].r.pc, .rule = rule_of[i]};
+  struct p2_cfi_group *group = (struct p2_cfi_group *)(void *)((char *)t + head_len);
+  struct p2_cfi_rule *rule_copy = (struct p2_cfi_rule *)(void *)((char *)t + head_len + groups_len);
+  memcpy(rule_copy, rules, rules_len);
   size_t r = 0;
   for (size_t g = 0; g < groups; g++) {
-    while (r < n && (uint64_t)t->rows[r].pc < ((uint64_t)g << P2_CFI_GROUP_SHIFT)) r++;
-    first[g] = (uint32_t)r;
+    uint64_t start = (uint64_t)g << P2_CFI_GROUP_SHIFT, end = start + (1u << P2_CFI_GROUP_SHIFT);
+    struct p2_cfi_group *e = &group[g];
+    e->rule0 = r > 0 ? rule_of[r - 1] : P2_CFI_RULE_NONE;
+    size_t first = r;
+    while (r < n && t->rows[r].pc < end) r++;
+    if (r - first <= P2_CFI_GROUP_ROWS) {
+      e->n = (uint8_t)(r - first);
+      for (size_t i = first; i < r; i++) {
+        e->off[i - first] = (uint8_t)(t->rows[i].pc - start);
+        e->u.rule[i - first] = rule_of[i];
+      }
+    } else {
+      e->n = P2_CFI_GROUP_OVERFLOW;
+      e->u.rows.first = (uint32_t)first;
+      e->u.rows.end = (uint32_t)r;
+      t->overflow_groups++;
+    }
   }
+  t->group = group;
   t->groups = groups;
-  t->group_first = first;
+  t->last_rule = n ? rule_of[n - 1] : P2_CFI_RULE_NONE;
+  t->rules = rule_copy;
+  t->nrules = nrules;
+  free(rules), free(slot), free(rule_of);
   free(b->rows);
   /* Read-only from now on: handlers read it, nothing writes it. */
   mprotect(t, len, PROT_READ);

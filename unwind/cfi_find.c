@@ -2,20 +2,20 @@
  * the row that covers a pc. */
 #include "unwind/cfi.h"
 
-P2_AS_SAFE const struct p2_cfi_row *p2_cfi_find(const struct p2_cfi_table *t, uintptr_t pc) {
+P2_AS_SAFE const struct p2_cfi_rule *p2_cfi_find(const struct p2_cfi_table *t, uintptr_t pc) {
   if (pc < t->base || pc - t->base > UINT32_MAX) return NULL;
   uint32_t off = (uint32_t)(pc - t->base);
-  /* The answer, the last row with row.pc <= off, is the row before the
-   * group's first or one of the group's rows. */
-  size_t g = off >> P2_CFI_GROUP_SHIFT, lo, hi;
-  if (g + 1 < t->groups) {
-    lo = t->group_first[g];
-    hi = t->group_first[g + 1];
-  } else {
-    lo = t->group_first[t->groups - 1];
-    hi = t->count;
+  size_t g = off >> P2_CFI_GROUP_SHIFT;
+  if (g >= t->groups) return &t->rules[t->last_rule];
+  const struct p2_cfi_group *e = &t->group[g];
+  uint16_t rule = e->rule0;
+  if (e->n != P2_CFI_GROUP_OVERFLOW) {
+    uint32_t in = off & ((1u << P2_CFI_GROUP_SHIFT) - 1);
+    for (int i = 0; i < e->n && in >= e->off[i]; i++) rule = e->u.rule[i];
+    return &t->rules[rule];
   }
-  lo = lo > 0 ? lo - 1 : 0;
+  /* the last of the group's rows with pc <= off, if any */
+  size_t lo = e->u.rows.first, hi = e->u.rows.end;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (t->rows[mid].pc <= off)
@@ -23,5 +23,6 @@ P2_AS_SAFE const struct p2_cfi_row *p2_cfi_find(const struct p2_cfi_table *t, ui
     else
       hi = mid;
   }
-  return lo == 0 ? NULL : &t->rows[lo - 1];
+  if (lo > e->u.rows.first) rule = t->rows[lo - 1].rule;
+  return &t->rules[rule];
 }

@@ -132,9 +132,13 @@ int p2_modules_refresh(void) {
   return rc;
 }
 
-P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) {
+P2_AS_SAFE const struct p2_module *p2_modules_find_hinted(uintptr_t pc, const struct p2_module *hint) {
   const struct table *t = atomic_load_explicit(&current, memory_order_acquire);
   if (t == NULL) return NULL;
+  /* Only a hint into the current table: an old table's module may have
+   * been unloaded and its addresses reused. */
+  if (hint != NULL && hint >= t->mod && hint < t->mod + t->count && pc >= hint->text_lo && pc < hint->text_hi)
+    return hint;
   size_t lo = 0, hi = t->count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -147,3 +151,5 @@ P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) {
   }
   return NULL;
 }
+
+P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) { return p2_modules_find_hinted(pc, NULL); }

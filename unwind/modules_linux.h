@@ -27,4 +27,10 @@ int p2_modules_refresh(void);
 /* The module whose text contains pc, or NULL. Context: AS-Safe. */
 const struct p2_module *p2_modules_find(uintptr_t pc);
 
+/* The same, trying hint first (a module this function returned before, or
+ * NULL): callers of a function are mostly in its module, and a hit saves
+ * the search. A hint from a table since replaced is not used.
+ * Context: AS-Safe. */
+const struct p2_module *p2_modules_find_hinted(uintptr_t pc, const struct p2_module *hint);
+
 #endif

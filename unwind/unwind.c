@@ -27,7 +27,16 @@ struct step_ctx {
 static unw_addr_space_t space;
 static unw_accessors_t *local_accessors;
 static atomic_bool ready;
-static atomic_uint_fast64_t n_table, n_dwarf, n_fp, n_fail, n_nomod;
+static atomic_uint_fast64_t n_dwarf, n_fp, n_fail, n_nomod;
+/* Steps by table, the hot path, counted in shards by stack (threads' stacks
+ * lie megabytes apart): a counter shared by every thread would cost each
+ * step a cache line fetched from another CPU. The shard also keeps the
+ * module of its last step, a hint for the next (no TLS in a handler). */
+#define STEP_SHARDS 16
+static struct {
+  _Alignas(64) atomic_uint_fast64_t n;
+  _Atomic(const struct p2_module *) hint;
+} shard[STEP_SHARDS];
 static atomic_bool use_tables = true;
 
 P2_AS_SAFE static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
@@ -169,7 +178,7 @@ P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const ch
 
 /* One compact row: the caller's sp is the CFA, its pc is at CFA - 8, its
  * rbp ours or saved at CFA + rbp_off. */
-P2_AS_SAFE static int row_step(const struct p2_cfi_row *row, struct p2_native_regs *r) {
+P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_regs *r) {
   const char *cfa = p2_addr(row->kind == P2_CFI_CFA_RSP ? r->sp : r->fp, row->cfa_off);
   uint64_t ra, fp = (uint64_t)(uintptr_t)r->fp;
   if (p2_safe_load_u64(p2_addr(cfa, -8), &ra) != 0) return P2_EFAULT;
@@ -182,8 +191,8 @@ P2_AS_SAFE static int row_step(const struct p2_cfi_row *row, struct p2_native_re
 }
 
 /* The module's compact row for r's pc, or NULL to go on as without tables. */
-P2_AS_SAFE static const struct p2_cfi_row *find_row(const struct p2_module *m,
-                                                    const struct p2_native_regs *r) {
+P2_AS_SAFE static const struct p2_cfi_rule *find_row(const struct p2_module *m,
+                                                     const struct p2_native_regs *r) {
   if (m == NULL || m->cfi == NULL || !atomic_load_explicit(&use_tables, memory_order_relaxed)) return NULL;
   /* A return address points after the call: look up the call's row. */
   return p2_cfi_find(m->cfi, (uintptr_t)r->pc - (r->exact_pc ? 0 : 1));
@@ -192,14 +201,19 @@ P2_AS_SAFE static const struct p2_cfi_row *find_row(const struct p2_module *m,
 P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi) {
   struct p2_native_regs next = *r;
   int rc = P2_EUNKNOWNCODE;
-  const struct p2_module *m = p2_modules_find((uintptr_t)r->pc);
+  unsigned sh = (unsigned)(((uintptr_t)r->sp >> 20) % STEP_SHARDS);
+  const struct p2_module *m =
+      p2_modules_find_hinted((uintptr_t)r->pc, atomic_load_explicit(&shard[sh].hint, memory_order_relaxed));
   if (m == NULL) atomic_fetch_add_explicit(&n_nomod, 1, memory_order_relaxed);
-  const struct p2_cfi_row *row = find_row(m, r);
+  const struct p2_cfi_rule *row = find_row(m, r);
   uint8_t kind = row != NULL ? row->kind : P2_CFI_FALLBACK;
   if (kind == P2_CFI_OUTERMOST) return 0; /* the CFI marks the outermost frame (thread start, _start) */
   if (kind == P2_CFI_CFA_RSP || kind == P2_CFI_CFA_RBP) {
     rc = row_step(row, &next);
-    if (rc == 1) atomic_fetch_add_explicit(&n_table, 1, memory_order_relaxed);
+    if (rc == 1) {
+      atomic_fetch_add_explicit(&shard[sh].n, 1, memory_order_relaxed);
+      atomic_store_explicit(&shard[sh].hint, m, memory_order_relaxed);
+    }
   } else if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
     /* No table, a row only libunwind can apply, or no FDE at all for this
      * pc (P2_CFI_NONE: assembly such as libjvm's SpinPause), where
@@ -232,7 +246,9 @@ P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, co
 void p2_unwind_use_tables(bool on) { atomic_store(&use_tables, on); }
 
 P2_AS_SAFE void p2_unwind_stats(struct p2_unwind_stats *out) {
-  out->table_steps = atomic_load_explicit(&n_table, memory_order_relaxed);
+  out->table_steps = 0;
+  for (int i = 0; i < STEP_SHARDS; i++)
+    out->table_steps += atomic_load_explicit(&shard[i].n, memory_order_relaxed);
   out->dwarf_steps = atomic_load_explicit(&n_dwarf, memory_order_relaxed);
   out->fp_steps = atomic_load_explicit(&n_fp, memory_order_relaxed);
   out->failures = atomic_load_explicit(&n_fail, memory_order_relaxed);

@@ -74,7 +74,7 @@ static struct p2_cfi_table *build(struct eh *e) {
 
 static void expect(const struct p2_cfi_table *t, uintptr_t pc, int kind, int32_t cfa_off, int rbp,
                    int16_t rbp_off) {
-  const struct p2_cfi_row *r = p2_cfi_find(t, pc);
+  const struct p2_cfi_rule *r = p2_cfi_find(t, pc);
   cr_assert_not_null(r, "no row at %#lx", (unsigned long)pc);
   cr_expect_eq(r->kind, kind, "pc %#lx: kind %d, expected %d", (unsigned long)pc, r->kind, kind);
   if (kind == P2_CFI_CFA_RSP || kind == P2_CFI_CFA_RBP) {
@@ -117,7 +117,7 @@ Test(cfi, runs_a_prologue_and_epilogue_with_remember_and_restore_state) {
   struct p2_cfi_table *t = build(&e);
   cr_assert_eq(t->fdes, 1);
   cr_assert_eq(t->fdes_skipped, 0);
-  cr_assert_null(p2_cfi_find(t, 0xfff), "a pc before the first FDE has no row");
+  cr_assert_null(p2_cfi_find(t, 0xfff), "a pc before the table's base has no row");
   expect(t, 0x1000, RSP, 8, SAME, 0);
   expect(t, 0x1001, RSP, 16, AT, -16);
   expect(t, 0x1003, RSP, 16, AT, -16);
@@ -243,7 +243,29 @@ Test(cfi, skips_entries_it_cannot_read_and_stops_at_the_terminator) {
   p2_cfi_free(t);
 }
 
-Test(cfi, finds_rows_by_binary_search_over_a_large_table) {
+Test(cfi, finds_rows_of_a_group_with_more_rows_than_its_entry_holds) {
+  /* 20 rows in the first 256 bytes: the group's rows are searched in rows[]. */
+  struct eh e = {0};
+  size_t c = cie(&e, false);
+  fde(&e, c, 0x1000, 0x200);
+  for (int i = 1; i <= 20; i++)
+    PUT(&e, 0x48, 0x0e, (uint8_t)(8 + 4 * i)); /* advance 8; def_cfa_offset 8+4i */
+  end_entry(&e);
+  struct p2_cfi_table *t = build(&e);
+  cr_assert_eq(t->overflow_groups, 1, "%zu rows, %zu groups, %zu overflow", t->count, t->groups,
+               t->overflow_groups);
+  expect(t, 0x1000, RSP, 8, SAME, 0);
+  for (int i = 1; i <= 20; i++) {
+    expect(t, 0x1000 + 8 * i, RSP, 8 + 4 * i, SAME, 0);
+    expect(t, 0x1000 + 8 * i + 7, RSP, 8 + 4 * i, SAME, 0);
+  }
+  expect(t, 0x1100, RSP, 88, SAME, 0); /* the next group: rule0 carries the last row over */
+  expect(t, 0x11ff, RSP, 88, SAME, 0);
+  expect(t, 0x1200, P2_CFI_NONE, 0, 0, 0);
+  p2_cfi_free(t);
+}
+
+Test(cfi, finds_rows_by_group_over_a_large_table) {
   /* 20 adjacent FDEs of 0x40 bytes each. */
   static struct eh e;
   memset(&e, 0, sizeof e);
