@@ -176,6 +176,16 @@ static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
 /* The agent's jvmtiEnv and events, once per process. Caller holds agent_lock. */
 static int setup_jvmti(JavaVM *vm) {
   if (jvmti != NULL) return 0;
+  /* The registry first: the thread events enabled below and the threads
+   * listed at VMInit or attach (register_java_threads, which runs before
+   * the first session starts) are dropped while it is not there. A wall
+   * session signals only the Java threads it knows, so every thread older
+   * than the first attach went unsampled. */
+  char err[256];
+  if (p2_session_init(err, sizeof err) != 0) {
+    p2_log_error("%s", err);
+    return -1;
+  }
   p2_sampler_queue_set_vm(vm);
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL) {
     p2_log_error("cannot get a JVMTI environment from this JVM");

@@ -56,7 +56,9 @@ static struct {
   char first_thread_error[256];
 } s;
 
-static bool initialized; /* registry and records set up once */
+/* The registry set up (once). Atomic: thread events read it on their own
+ * threads, without the session mutex. */
+static atomic_bool initialized;
 
 /* The process whose session s is: a forked child has a copy of s that is
  * not its own (fork_exec_linux.c), and a vfork child shares it with its
@@ -418,6 +420,13 @@ static int setup_once(char *err, size_t errlen) {
   return 0;
 }
 
+int p2_session_init(char *err, size_t errlen) {
+  pthread_mutex_lock(&session_lock);
+  int rc = setup_once(err, errlen);
+  pthread_mutex_unlock(&session_lock);
+  return rc;
+}
+
 /* Safepoint walks need the library's queues. */
 static bool walk_safepoint_possible(bool java) {
   return java && (ASGST_Capabilities() & ASGST_REGISTER_QUEUE) && p2_sampler_queue_supported();
@@ -616,11 +625,15 @@ static void stop_locked(void) {
   /* The aggregator first: its rescan arms new threads, and one armed after
    * the loop below would keep signalling after the stop. */
   join_aggregator();
+  /* The duration ends when the sources stop, not after the waits below:
+   * the wall engine's stop waits (up to 200 ms on a loaded machine) for
+   * threads to take the weight of its last signals, and counted in, that
+   * wait made every thread's wall time look 4 % short of the duration. */
+  s.stop_mono_ns = clock_ns(CLOCK_MONOTONIC);
   s.engine->stop();
   p2_threads_each_locked(engine_thread_stop, NULL);
   if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */
   p2_sampler_stop();
-  s.stop_mono_ns = clock_ns(CLOCK_MONOTONIC);
   s.running = false;
 }
 

@@ -16,6 +16,14 @@
 
 #include "agent/options.h"
 
+/* Set up the thread registry, once per process; later calls return 0 at
+ * once. Until then p2_session_thread_start drops what it is told, so the
+ * JVMTI glue calls this before it enables its thread events and before it
+ * lists the threads that already run (at VMInit, at a dynamic attach):
+ * otherwise those threads would be unknown to a wall session, which signals
+ * registered Java threads only. 0, or -1 with one line in err. */
+int p2_session_init(char *err, size_t errlen);
+
 /* Start a session with options o (copied). java: a JVM is running and
  * profile2 supports it (Java frames, queues); otherwise native frames only.
  * 0, or -1 with one line in err (nothing started). */

@@ -12,7 +12,8 @@ Every scenario profiles a program whose profile is known by construction
                    in the summary.
   wall             wall-clock: the sleeper is sampled about as often as the
                    worker (ratio 0.5 .. 2), as [sleeping]; the worker as
-                   [running] or [runnable].
+                   [running] or [runnable]; main (older than VMInit) at
+                   least half as much as the worker.
   formats          one run writing .collapsed, .html, .pb.gz and .txt: each
                    file is well formed and agrees on the sample count.
   bad-options      an unknown option, a bad value and a bad interval: the JVM
@@ -210,6 +211,11 @@ def scenario_wall(a):
     check(sleeping >= 0.9 * sleeper, "wall: %d of %d sleeper samples are [sleeping]" % (sleeping, sleeper))
     running = weight(stacks, lambda f: has("AgentFixture.worker")(f) and f[-1] in ("[running]", "[runnable]"))
     check(running >= 0.9 * worker, "wall: %d of %d worker samples are [running]/[runnable]" % (running, worker))
+    # main is older than VMInit, like every thread an attach finds
+    # (attach_threads_test.py): wall mode samples it all the same.
+    main = weight(stacks, lambda f: f[0].startswith("[main tid="))
+    check(main >= 0.5 * worker, "wall: main, older than VMInit, sampled as long as the worker (%d vs %d samples)"
+          % (main, worker))
     named = weight(stacks, lambda f: f[0].startswith("[sleeper tid=") and has("AgentFixture.sleeper")(f))
     check(named == sleeper, "wall: the sleeper's samples are under its thread frame (%d of %d)" % (named, sleeper))
     check_hot_share([(f, n) for f, n in stacks if f[0].startswith("[worker tid=")], "wall (worker)")
