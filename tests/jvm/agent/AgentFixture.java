@@ -1,9 +1,12 @@
 /* A program whose profile is known by construction, for the agent's tests
  * (agent_test.py).
  *
- * Thread "worker" repeats 20.4 ms slices: 15.3 ms spinning in hotA, then
- * 5.1 ms in coldB, so a CPU profile has hotA in 75 % of the worker's samples and
- * coldB in 25 %. Thread "sleeper" sleeps 5 ms at a time: a wall-clock
+ * Thread "worker" repeats slices of 20.4 ms of its own CPU time: 15.3 ms
+ * spinning in hotA, then 5.1 ms in coldB, so a CPU profile has hotA in 75 % of
+ * the worker's samples and coldB in 25 %. The slices are measured in the
+ * thread's CPU time, not in wall time: on a loaded machine a wall-time slice
+ * holds whatever CPU the scheduler gave it (shares of 48 % and 89 % were seen
+ * with other builds running), a CPU-time slice always holds 15.3 ms. Thread "sleeper" sleeps 5 ms at a time: a wall-clock
  * profile has it as [sleeping] about as often as the worker is sampled; a
  * CPU profile has it (almost) never. The lines marked HOT-LINE / COLD-LINE
  * are where the samples of hotA / coldB fall (the test reads the markers).
@@ -11,15 +14,25 @@
  *   java AgentFixture SECONDS      (prints "ready" once both threads run;
  *                                   SECONDS 0: run until stdin is closed)
  */
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+
 public class AgentFixture {
     static volatile long sink;
     static volatile boolean stop;
 
-    /* The clock is read every 4096 steps, so that the samples fall on the
-     * marked lines rather than in System.nanoTime. */
+    static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    /* The calling thread's CPU time (clock_gettime of its CPU clock). */
+    static long cpuNanos() {
+        return THREADS.getCurrentThreadCpuTime();
+    }
+
+    /* The clock is read every 65536 steps (~0.1 ms), so that the samples
+     * fall on the marked lines rather than in the clock (under 1 %). */
     static long hotA(long x, long until) {
-        while (System.nanoTime() < until) {
-            for (int i = 0; i < 4096; i++) {
+        while (cpuNanos() < until) {
+            for (int i = 0; i < 65536; i++) {
                 x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
             }
         }
@@ -27,8 +40,8 @@ public class AgentFixture {
     }
 
     static long coldB(long x, long until) {
-        while (System.nanoTime() < until) {
-            for (int i = 0; i < 4096; i++) {
+        while (cpuNanos() < until) {
+            for (int i = 0; i < 65536; i++) {
                 x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
             }
         }
@@ -38,7 +51,7 @@ public class AgentFixture {
     static void worker() {
         long x = 1;
         while (!stop) {
-            long t = System.nanoTime();
+            long t = cpuNanos();
             /* 15.3 + 5.1 ms: a period that is no multiple of the kernel's
              * tick, so that tick-driven timers (itimer) sample every phase. */
             x = hotA(x, t + 15_300_000L);
