@@ -7,6 +7,15 @@
 # what is timed. Prints the machine, the JDKs and a markdown table of
 # medians (ns per walk, ns per frame) with a linear fit per series.
 #
+# Then native frames (bench/walk_cost/native_unwind_agent.c says exactly
+# what is timed and compared): on a JVM whose JIT compilers, GC and a JNI
+# method in C are kept busy, SIGPROF handlers unwind the native stacks of
+# those threads with the compact unwind tables (unwind/cfi.h) and with
+# libunwind alone (the unwinder before the tables), and compare both with
+# libunwind's local unwinder on the same ucontext. Prints the cost per
+# native step and per whole native walk (median of the runs' medians) and
+# the share of native frames equal to the reference, differences by kind.
+#
 # usage: bench/walk_cost.sh [RUNS]        (default 5 JVM runs per JDK and mode)
 # env:   BUILD  meson build directory (default: build/), must not be a
 #               sanitizer build; `ninja -C $BUILD` is run first
@@ -15,6 +24,9 @@
 #        JDK17, JDK25  JDK homes (defaults: the meson options' defaults)
 #        BATCHES (5) sync batches per depth and run; SIGNALS (2000) signals
 #        per depth and run; DEPTHS ("10 100 1000")
+#        NATIVE_RUNS (3) JVM runs per JDK of the native study, NATIVE_SAMPLES
+#        (4000) sampled stacks per run; NATIVE_ONLY=1 runs only the native
+#        study, JAVA_ONLY=1 only the Java walks
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
@@ -25,6 +37,10 @@ jdk25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 batches=${BATCHES:-5}
 signals=${SIGNALS:-2000}
 depths=${DEPTHS:-10 100 1000}
+native_runs=${NATIVE_RUNS:-3}
+native_samples=${NATIVE_SAMPLES:-4000}
+native_only=${NATIVE_ONLY:-0}
+java_only=${JAVA_ONLY:-0}
 
 name=walk_cost.sh
 # shellcheck source=bench/lib.sh
@@ -44,7 +60,7 @@ jdks=("jdk17:$jdk17")
 
 raw="$out/raw.txt"
 : >"$raw"
-for entry in "${jdks[@]}"; do
+[ "$native_only" = 1 ] || for entry in "${jdks[@]}"; do
   name=${entry%%:*} home=${entry#*:}
   for mode in compiled interpreted; do
     flags=()
@@ -65,9 +81,9 @@ for entry in "${jdks[@]}"; do
   name=${entry%%:*} home=${entry#*:}
   echo "- $name: $("$home/bin/java" -version 2>&1 | sed -n 2p)"
 done
-echo "- command: bench/walk_cost.sh $runs (BATCHES=$batches SIGNALS=$signals DEPTHS=\"$depths\")"
+echo "- command: bench/walk_cost.sh $runs (BATCHES=$batches SIGNALS=$signals DEPTHS=\"$depths\" NATIVE_RUNS=$native_runs NATIVE_SAMPLES=$native_samples NATIVE_ONLY=$native_only JAVA_ONLY=$java_only)"
 echo
-python3 - "$raw" <<'EOF'
+[ "$native_only" = 1 ] || python3 - "$raw" <<'EOF'
 import collections, re, statistics, sys
 
 rows = collections.defaultdict(list)   # (jdk, mode, path, depth) -> [ns per walk]
@@ -119,5 +135,135 @@ for label, pick in (("median", statistics.median), ("fastest", min)):
                            f" ({100 * (c - base - slope * f) / c:+.0f}%)" for f, c in pts[1:-1])
         print(f"- {label} {' '.join(s)}: cost ~ {base:,.0f} ns + {slope:,.1f} ns x frames; {checks}")
 EOF
+
+if [ "$java_only" != 1 ]; then
+  # The study calls the unwinder directly: it links profile2's internal
+  # static library, and libunwind's local unwinder as the reference.
+  jdk_inc=$jdk17/include
+  cc -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -shared -fPIC -I"$root" -I"$root/include" -I"$jdk_inc" \
+    -I"$jdk_inc/linux" -o "$out/libnative_unwind_agent.so" "$root/bench/walk_cost/native_unwind_agent.c" \
+    "$build/lib/libprofile2_internal.a" -l:libunwind-x86_64.so.8 -l:libunwind.so.8 -ldl -lpthread ||
+    fail "cannot build the native study's agent"
+  "$jdk17/bin/javac" -d "$out" "$root/bench/walk_cost/NativeUnwind.java" || fail "cannot compile NativeUnwind.java"
+  native_raw="$out/native_raw.txt"
+  : >"$native_raw"
+  for entry in "${jdks[@]}"; do
+    name=${entry%%:*} home=${entry#*:}
+    for run in $(seq 1 "$native_runs"); do
+      "$home/bin/java" -XX:+UseG1GC -agentpath:"$out/libnative_unwind_agent.so=$native_samples" -cp "$out" \
+        NativeUnwind "$out/javac-out" "$root/bench/walk_cost/WalkCost.java" "$root/bench/walk_cost/NativeUnwind.java" |
+        sed "s/^/jdk=$name run=$run /" >>"$native_raw" || fail "native study: $name run $run failed"
+    done
+  done
+  # The tables themselves, row by row, against readelf's reading of the
+  # same CFI (bench/walk_cost/cfi_check.py says what is compared).
+  cc -O1 -g -Wall -Wextra -Werror -I"$root" -I"$root/include" -I"$jdk_inc" -I"$jdk_inc/linux" -o "$out/cfi_rows" \
+    "$root/bench/walk_cost/cfi_rows.c" "$build/lib/libprofile2_internal.a" -ldl || fail "cannot build cfi_rows"
+  cfi_checks=()
+  "$out/cfi_rows" libc.so >"$out/rows-libc.txt" || fail "cfi_rows libc.so failed"
+  cfi_checks+=("$(python3 "$root/bench/walk_cost/cfi_check.py" "$out/rows-libc.txt")") || true
+  for entry in "${jdks[@]}"; do
+    name=${entry%%:*} home=${entry#*:}
+    "$out/cfi_rows" libjvm.so "$home/lib/server/libjvm.so" >"$out/rows-$name.txt" || fail "cfi_rows $name failed"
+    cfi_checks+=("$(python3 "$root/bench/walk_cost/cfi_check.py" "$out/rows-$name.txt")") || true
+  done
+  echo
+  python3 - "$native_raw" <<'EOF'
+import collections, re, statistics, sys
+
+kinds = ["c2", "c1", "gc", "vm", "jni"]
+label = {"c2": "C2 compiler", "c1": "C1 compiler", "gc": "GC (G1)", "vm": "VM (VM Thread, service)",
+         "jni": "C code under JNI"}
+runs = collections.defaultdict(list)        # (jdk, kind) -> [KIND line dicts]
+diffs = collections.Counter()
+setup = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    kv = dict(re.findall(r"(\w+)=(\S+)", line))
+    if " KIND " in line:
+        runs[(kv["jdk"], kv["kind"])].append(kv)
+    elif " SETUP " in line:
+        setup[kv["jdk"]].append(float(kv["init_ms"]))
+    elif " DIFF " in line:
+        diffs[(kv["jdk"], kv["kind"], kv["diff"], kv["step"], re.sub(r"\+0x[0-9a-f]+$", "", kv["from"]))] += 1
+
+def med(key, field):
+    vals = [float(r[field]) for r in runs[key] if int(r["timed"]) > 0 and float(r[field]) > 0]
+    return statistics.median(vals) if vals else float("nan")
+
+jdks = sorted({k[0] for k in runs})
+print("### Native frames: cost")
+print()
+print("Median of the runs' medians. A step finds one caller; a walk is every native frame of the"
+      " stack, from the signal's context down to the thread's start (or to JIT code). \"running\": the thread"
+      " was running when signalled (what a CPU profiler samples). tables = the compact unwind tables"
+      " (libunwind only for the rows they cannot express); libunwind = every step by libunwind, as before"
+      " the tables. Each walk is timed first thing in the handler, on the caches the interrupted code left"
+      " (tables and libunwind alternate in first place; each figure is from the samples where it ran first);"
+      " \"tables, warm\": the same walk again right after, its rows and stack lines in cache.")
+print()
+print("| JDK | thread | stacks timed (running) | ns per step: tables | libunwind | tables, warm | whole walk, us: tables"
+      " | libunwind | running thread's walk, us: tables | libunwind |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for jdk in jdks:
+    for k in kinds:
+        key = (jdk, k)
+        if key not in runs:
+            continue
+        timed = sum(int(r["timed"]) for r in runs[key])
+        busy = sum(int(r["busy"]) for r in runs[key])
+        print(f"| {jdk} | {label[k]} | {timed:,} ({busy:,}) | {med(key, 'step_tables_ns'):,.0f}"
+              f" | {med(key, 'step_old_ns'):,.0f} | {med(key, 'step_tables_warm_ns'):,.0f}"
+              f" | {med(key, 'walk_tables_ns') / 1000:,.2f}"
+              f" | {med(key, 'walk_old_ns') / 1000:,.1f} | {med(key, 'busy_walk_tables_ns') / 1000:,.2f}"
+              f" | {med(key, 'busy_walk_old_ns') / 1000:,.1f} |")
+print()
+for jdk in sorted(setup):
+    print(f"- {jdk}: p2_unwind_init (the module list and every loaded module's table) took"
+          f" {statistics.median(setup[jdk]):,.0f} ms (median of {len(setup[jdk])} runs)")
+print()
+print("### Native frames: correctness")
+print()
+print("A native frame of the reference (libunwind's local unwinder from the same ucontext, every register"
+      " known) is equal when the compact-table walk has the same pc and sp at the same depth. First"
+      " differences by kind: each stack's first unequal frame; the frames below it are all counted unequal.")
+print()
+print("| JDK | thread | stacks | native frames | equal: tables | equal: libunwind alone (before) |"
+      " steps by table / libunwind / frame pointer | first differences: pc / sp / ours ended / ours failed |")
+print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
+for jdk in jdks:
+    tot = collections.Counter()
+    for k in kinds + ["all"]:
+        if k == "all":
+            c = tot
+        else:
+            key = (jdk, k)
+            if key not in runs:
+                continue
+            c = collections.Counter()
+            for r in runs[key]:
+                for f in ("stacks", "native", "match", "old_match", "steps_table", "steps_libunwind", "steps_fp"):
+                    c[f] += int(r[f])
+                for i, v in enumerate(r["diffs"].split(",")):
+                    c[f"d{i}"] += int(v)
+            tot.update(c)
+        name = "**all**" if k == "all" else label[k]
+        print(f"| {jdk} | {name} | {c['stacks']:,} | {c['native']:,} | {100 * c['match'] / max(c['native'], 1):.3f} %"
+              f" ({c['native'] - c['match']:,} unequal) | {100 * c['old_match'] / max(c['native'], 1):.3f} %"
+              f" | {c['steps_table']:,} / {c['steps_libunwind']:,} / {c['steps_fp']:,}"
+              f" | {c['d0']} / {c['d1']} / {c['d2']} / {c['d3']} |")
+if diffs:
+    print()
+    print("First differences, with the step that made them (t table row, u libunwind, f frame pointer)"
+          " and the function it stepped from (most frequent first):")
+    print()
+    for (jdk, k, d, step, frm), n in diffs.most_common(15):
+        print(f"- {jdk} {label[k]}: {n} x {d}, step {step}, from {frm}")
+EOF
+  echo
+  echo "The tables against readelf -wF (every row of every FDE; compact = a row the handler applies,"
+  echo "fallback = a row left to libunwind, outermost = return address undefined):"
+  echo
+  for c in "${cfi_checks[@]}"; do echo "- ${c#CFICHECK }"; done
+fi
 echo
-echo "raw results: $raw"
+echo "raw results: $raw${native_raw:+, $native_raw}"

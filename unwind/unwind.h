@@ -2,14 +2,15 @@
  *
  * Where the pc lies in a module with DWARF call-frame information
  * (.eh_frame, found through .eh_frame_hdr), the caller is computed from it:
- * by a row of the module's compact unwind table (cfi.h: a binary search and
- * two or three loads, ~tens of ns) where the row can say it, else by
- * libunwind (~tens of us: it parses the FDE at every step). Elsewhere (JIT
- * code, code without CFI) the frame pointer chain is followed. The signal
- * path never calls dl_iterate_phdr: the module and CFI tables are built
- * outside signal handlers (p2_unwind_init, p2_unwind_refresh) and libunwind
- * runs in an address space of our own whose memory reads are
- * fault-tolerant. */
+ * by a row of the module's compact unwind table (cfi.h: the pc's group
+ * entry, the rule and two stack loads; ~40 ns a step in cache, ~0.5 us as a
+ * signal handler on a busy thread finds the caches) where the row can say
+ * it, else by libunwind (~2-4 us a step: it parses the FDE every time;
+ * figures in bench/RESULTS.md, "Native frames"). Elsewhere (JIT code, code
+ * without CFI) the frame pointer chain is followed. The signal path never
+ * calls dl_iterate_phdr: the module and CFI tables are built outside signal
+ * handlers (p2_unwind_init, p2_unwind_refresh) and libunwind runs in an
+ * address space of our own whose memory reads are fault-tolerant. */
 #ifndef P2_UNWIND_H
 #define P2_UNWIND_H
 
