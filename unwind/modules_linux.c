@@ -125,7 +125,16 @@ static int refresh_locked(void) {
   return 0;
 }
 
+/* A fork while another thread refreshes would leave the child's copy of
+ * the lock held for ever: fork waits for the refresh (at most the build of
+ * one library's table) and both sides release the lock. */
+static void before_fork(void) { pthread_mutex_lock(&refresh_lock); }
+static void after_fork(void) { pthread_mutex_unlock(&refresh_lock); }
+static void register_fork_handlers(void) { pthread_atfork(before_fork, after_fork, after_fork); }
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+
 int p2_modules_refresh(void) {
+  pthread_once(&fork_handlers_once, register_fork_handlers);
   pthread_mutex_lock(&refresh_lock);
   int rc = refresh_locked();
   pthread_mutex_unlock(&refresh_lock);

@@ -10,10 +10,13 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "common/safe_access.h"
 #include "unwind/unwind.h"
@@ -228,4 +231,42 @@ Test(unwind, garbage_registers_end_the_walk_without_crashing) {
     ended++;
   }
   cr_assert_eq(ended, 100000);
+}
+
+static atomic_bool refreshing;
+
+static void *refresh_loop(void *arg) {
+  (void)arg;
+  /* Each call takes the refresh lock and, inside it, the loader's lock
+   * (dl_iterate_phdr). No dlopen here: a fork during dlopen leaves the
+   * loader's own lock held in the child, which is glibc's affair. */
+  while (atomic_load(&refreshing)) p2_unwind_refresh();
+  return NULL;
+}
+
+Test(unwind, a_child_forked_during_refreshes_can_refresh_and_walk) {
+  cr_assert_eq(p2_safe_access_init(), 0);
+  cr_assert_eq(p2_unwind_init(), 0);
+  atomic_store(&refreshing, true);
+  pthread_t t;
+  pthread_create(&t, NULL, refresh_loop, NULL);
+  int ok = 0, killed = 0, short_walk = 0;
+  for (int i = 0; i < 20; i++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      alarm(5); /* a lock inherited held would hang the child: SIGALRM kills it */
+      p2_unwind_refresh();
+      struct p2_unwind_stats d;
+      _exit(walk_here(&d) >= 4 ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    killed += WIFSIGNALED(status);
+    short_walk += WIFEXITED(status) && WEXITSTATUS(status) != 0;
+  }
+  atomic_store(&refreshing, false);
+  pthread_join(t, NULL);
+  cr_assert_eq(ok, 20, "%d of 20 children refreshed and walked (%d killed, %d short walks)", ok, killed,
+               short_walk);
 }
