@@ -278,6 +278,24 @@ typedef struct {
 
 /* Fill *info for method. On a NULL, unreadable or unloaded method every
  * string is "" with length 0, klass is NULL and the numbers are 0.
+ *
+ * Old versions of redefined or retransformed methods (JVMTI RedefineClasses,
+ * RetransformClasses; java.lang.instrument): HotSpot gives every method of
+ * the class a new Method* and keeps an old one only while some frame runs
+ * it (InstanceKlass::add_previous_version, purge_previous_version_list,
+ * oops/instanceKlass.cpp, JDK 17 and 25); then, at a later safepoint and
+ * without any event, it frees it, and the class loader's metaspace reuses
+ * the memory at once, typically for the next version's methods. So:
+ * guaranteed right is the answer for a Method* on a stack that cannot
+ * unwind meanwhile: inside the signal handler that walked it (the thread
+ * is stopped in Java code or in native code with the frame below it), or
+ * in a queue handler for the live frames of its stopped thread. A Method*
+ * kept and looked at later may have been freed and reused: the answer is
+ * then that of whatever method lives there now, or the unreadable one;
+ * it never crashes. profile2 does not detect that case: a profiler that
+ * keeps Method*s across a redefinition must name them where they were
+ * captured. Class-unload handlers are not called for old versions
+ * (docs/conformance.md, D8).
  * Context: AS-Safe (methods of classes unloaded concurrently read as
  * unreadable, never crash). */
 PROFILE2_API void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info);
@@ -323,13 +341,24 @@ PROFILE2_API ASGST_Method ASGST_JMethodIDToMethod(jmethodID methodID);
 
 /* The class behind a JNI class reference (local, global or weak), or NULL;
  * NULL also before profile2 has started (it does not start itself here:
- * starting takes a lock).
+ * starting takes a lock). Depends on the collector (docs/conformance.md,
+ * "Collectors"): under G1, Parallel, Serial, Epsilon and Shenandoah it
+ * answers; under ZGC (JDK 17's and the generational one of JDK 21+) it is
+ * always NULL, because a reference holds a colored pointer that only ZGC's
+ * load barrier may resolve, which a signal handler outside the VM cannot
+ * run (profile2 prints one line saying so at start-up). Outside a signal
+ * handler, ASGST_GetMethodInfo(ASGST_JMethodIDToMethod(id)).klass of any
+ * of its methods gives the class under every collector.
  * Context: AS-Safe; on the thread that owns the reference (any thread for
  * a global one). */
 PROFILE2_API ASGST_Class ASGST_JClassToClass(jclass klass);
 
 /* A new JNI local reference to klass's java.lang.Class, in the calling
- * thread's current local frame, or NULL.
+ * thread's current local frame, or NULL. Under ZGC (docs/conformance.md,
+ * "Collectors") it is found through a jmethodID HotSpot already made for
+ * one of klass's methods, so it is NULL for a class none of whose methods
+ * has one yet (JNI GetMethodID, JVMTI GetClassMethods and stack traces
+ * make them).
  * Context: Anywhere, on a thread attached to the JVM (not in a signal
  * handler). */
 PROFILE2_API jclass ASGST_ClassToJClass(ASGST_Class klass);

@@ -20,10 +20,12 @@
 #include "common/p2_error.h"
 #include "common/safe_access.h"
 #include "profile2.h"
+#include "vm/gc.h"
 #include "vm/hotspot.h"
 #include "vm/info.h"
 #include "vm/jmethodid.h"
 #include "vm/klass.h"
+#include "vm/method.h"
 #include "vm/mirror.h"
 #include "vm/symbol.h"
 #include "vm/unload_index.h"
@@ -280,6 +282,30 @@ P2_EXPORT P2_AS_SAFE ASGST_Class ASGST_JClassToClass(jclass klass) {
  * ones being thread-local handles. */
 static uintptr_t oop_handle_tag(void) { return p2_hs.major >= 21 ? 2 : 0; }
 
+/* Under ZGC the mirror may not be read raw (vm/gc.h), so nothing checks
+ * that Klass::_java_mirror really holds klass's mirror before JNI would
+ * resolve it. Instead: a jmethodID HotSpot already made for one of klass's
+ * methods, which JVMTI GetMethodDeclaringClass turns into the class with
+ * the collector's barriers. NULL when none of them has a jmethodID yet. */
+static jclass class_via_jmethodid(ASGST_Class klass) {
+  jvmtiEnv *jvmti = p2_vm_env_jvmti();
+  const void *const *methods;
+  int32_t count;
+  if (jvmti == NULL || p2_klass_methods(klass, &methods, &count) != 0) return NULL;
+  for (int32_t i = 0; i < count; i++) {
+    void *m;
+    struct p2_method_view v;
+    if (p2_safe_ptr(&methods[i], 0, &m) != 0 || m == NULL) return NULL;
+    if (p2_method_read(m, &v) != 0 || v.holder != (const void *)klass) return NULL;
+    jmethodID id = p2_jmethodid_from_method(m);
+    if (id == NULL) continue;
+    jclass cls = NULL;
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, id, &cls) != JVMTI_ERROR_NONE) return NULL;
+    return cls;
+  }
+  return NULL;
+}
+
 P2_EXPORT jclass ASGST_ClassToJClass(ASGST_Class klass) {
   void *slot, *oop;
   if (klass == NULL) return NULL;
@@ -288,6 +314,7 @@ P2_EXPORT jclass ASGST_ClassToJClass(ASGST_Class klass) {
   JNIEnv *env = p2_vm_env_jni();
   if (env == NULL || p2_unload_find_class(klass) != NULL) return NULL;
   enum p2_klass_kind kind;
+  if (!p2_gc_plain_oops()) return class_via_jmethodid(klass);
   if (p2_klass_kind(klass, &kind) != 0 || p2_klass_mirror_slot(klass, &slot) != 0 || slot == NULL)
     return NULL;
   /* A class whose mirror is already cleared has no java.lang.Class left.

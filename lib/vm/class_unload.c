@@ -65,6 +65,7 @@
 #include "common/p2_compiler.h"
 #include "common/p2_error.h"
 #include "common/safe_access.h"
+#include "vm/gc.h"
 #include "vm/hotspot.h"
 #include "vm/info.h"
 #include "vm/mirror.h"
@@ -121,8 +122,10 @@ static struct p2_unload_snapshot *limbo_head;
  * loader_lock. */
 static jobject permanent_loaders[2];
 
-static _Atomic uint64_t n_examined, n_snapshots, n_failures, n_live, n_live_bytes, n_unloads, n_unknown_frees,
-    n_init_failures;
+/* n_methodless: unloadable classes without methods that could not be
+ * snapshotted because the mirror may not be read (ZGC). */
+static _Atomic uint64_t n_methodless, n_examined, n_snapshots, n_failures, n_live, n_live_bytes, n_unloads,
+    n_unknown_frees, n_init_failures;
 static atomic_bool failure_reported;
 
 static int64_t now_ns(void) {
@@ -146,6 +149,7 @@ P2_AS_SAFE void p2_class_unload_stats(struct p2_class_unload_stats *out) {
   out->classes_examined = atomic_load_explicit(&n_examined, memory_order_relaxed);
   out->snapshots = atomic_load_explicit(&n_snapshots, memory_order_relaxed);
   out->snapshot_failures = atomic_load_explicit(&n_failures, memory_order_relaxed);
+  out->methodless = atomic_load_explicit(&n_methodless, memory_order_relaxed);
   out->live_snapshots = atomic_load_explicit(&n_live, memory_order_relaxed);
   out->live_bytes = atomic_load_explicit(&n_live_bytes, memory_order_relaxed);
   out->unloads = atomic_load_explicit(&n_unloads, memory_order_relaxed);
@@ -259,10 +263,22 @@ static void consider_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls) {
   }
   bool unloadable = !permanent_loader(jvmti, jni, loader);
   if (loader != NULL) (*jni)->DeleteLocalRef(jni, loader);
-  const void *klass = p2_mirror_klass(cls);
-  if (klass == NULL) {
+  /* Through its methods where the collector's oops cannot be read
+   * (vm/gc.h). */
+  const void *klass = NULL;
+  int krc = p2_mirror_klass_anywhere(jvmti, cls, &klass);
+  if (krc == 0 && klass == NULL) {
+    /* No methods, and a mirror we may not read (ZGC): nothing of it can be
+     * on a stack, and a class of a builtin loader needs no snapshot. The
+     * one line printed at start-up says such classes are not reported. */
+    if (unloadable) atomic_fetch_add(&n_methodless, 1);
+    return;
+  }
+  if (krc != 0) {
     /* Only an error if the class needed a snapshot, or if we cannot tell. */
-    count_failure("reading the Klass* of its mirror", NULL, P2_EFAULT);
+    count_failure(p2_gc_plain_oops() ? "reading the Klass* of its mirror"
+                                     : "finding its Klass* through its methods",
+                  NULL, krc);
     return;
   }
   if (!unloadable) {
@@ -381,6 +397,18 @@ static int start(JavaVM *vm, const char **what) {
     fprintf(stderr, "profile2: VMStructs has no ClassLoaderData::_has_class_mirror_holder; unloading "
                     "of non-strong hidden classes will not be reported\n");
   }
+  enum p2_gc gc = p2_gc_kind();
+  if (!p2_gc_plain_oops())
+    /* One line, once per process (start() runs once): what the collector
+     * takes away, and why (vm/gc.h). */
+    fprintf(stderr,
+            "profile2: under %s, ASGST_JClassToClass returns NULL (%s); classes are identified through "
+            "their methods instead, so the unloading of classes without methods is not reported\n",
+            p2_gc_name(gc),
+            gc == P2_GC_UNKNOWN ? "the -XX flags naming the collector are unreadable, so a handle may not "
+                                  "hold a plain address"
+                                : "a handle holds a colored pointer that only the collector's load "
+                                  "barrier can resolve");
   jvmtiEnv *env = NULL;
   if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL)
     return *what = "no JVMTI environment", P2_EUNSUPPORTED;

@@ -34,6 +34,8 @@ struct p2_class_unload_stats {
   uint64_t snapshot_failures; /* classes that could not be classified or
                                  snapshotted (first one printed): if they
                                  unload, their unloading goes unreported */
+  uint64_t methodless;        /* unloadable classes without methods not
+                                 snapshotted under ZGC (vm/gc.h) */
   uint64_t live_snapshots;    /* snapshots of classes not unloaded yet */
   uint64_t live_bytes;        /* memory they hold */
   uint64_t unloads;           /* classes reported to handlers */

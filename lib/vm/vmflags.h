@@ -13,4 +13,12 @@
  * p2_hotspot_init(). */
 int p2_vmflags_set_bool(const char *name, bool value);
 
+/* Read the bool flag `name` into *value. Returns 0, or P2_EUNSUPPORTED when
+ * this JVM has no such flag, P2_EFAULT when the table cannot be read. Every
+ * read is fault-tolerant and the names are compared byte by byte through
+ * them, so a garbled table gives an error, not a crash.
+ * Context: AS-Safe (bounded: at most 100,000 flags, names of at most 128
+ * bytes); after p2_hotspot_init(). */
+int p2_vmflags_get_bool(const char *name, bool *value);
+
 #endif

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Sampling at 1 ms while a Java agent retransforms the sampled class in a loop
+(issue 13, item 4).
+
+RedefFixture runs main -> chainA -> leafA and main -> chainB -> leafB;
+RetransformAgent (java.lang.instrument) retransforms RedefFixture about every
+millisecond, so HotSpot keeps installing new Method*s and freeing the old ones.
+The profiler agent samples in cpu mode, walk=signal and walk=safepoint.
+
+Checked (the test fails otherwise): the JVM exits 0 (no crash, no hang), the
+class was retransformed at least 50 times, the profile has samples under
+RedefFixture.main, and every Java frame under it is named as one of the
+fixture's methods or left unnamed ([unknown_Java]): no garbage, no name from
+another class.
+
+Reported, not failed (the known gap, stated next to ASGST_GetMethodInfo in
+profile2.h): the agent names a Method* after the walk, and an old version freed
+in between may have been reused by another method of the class, so some stacks
+show a wrong method (chainB calling leafA) or [unknown_Java]. Their share is
+printed as "misnamed" and "unnamed".
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+FIXTURE = {"RedefFixture.main", "RedefFixture.chainA", "RedefFixture.chainB", "RedefFixture.leafA",
+           "RedefFixture.leafB", "RedefFixture.<init>", "[unknown_Java]"}
+# What the program really calls, below main.
+RIGHT = {("RedefFixture.chainA", "RedefFixture.leafA"), ("RedefFixture.chainB", "RedefFixture.leafB")}
+SECONDS = os.environ.get("REDEFINE_SECONDS", "4")
+MIN_RETRANSFORMS = 50
+
+
+def run(args, java, walk, failures):
+    d = os.path.join(args.workdir, walk)
+    os.makedirs(d, exist_ok=True)
+    collapsed, txt = os.path.join(d, "r.collapsed"), os.path.join(d, "r.txt")
+    opts = f"event=cpu,interval=1ms,walk={walk},file={collapsed},file={txt}"
+    cmd = [java, f"-javaagent:{args.jar}", f"-agentpath:{args.agent}={opts}", "-cp", args.classes,
+           "RedefFixture", SECONDS]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=d)
+
+    def fail(msg):
+        failures.append(f"{walk}: {msg}")
+        print(f"FAIL {walk}: {msg}")
+
+    if r.returncode != 0:
+        fail(f"exit status {r.returncode}\n{r.stdout}{r.stderr[-3000:]}")
+        return
+    m = re.search(r"redeffixture: retransformations (\d+)", r.stdout)
+    if not m or int(m.group(1)) < MIN_RETRANSFORMS:
+        fail(f"too few retransformations: {r.stdout.strip()}")
+        return
+    total = misnamed = unnamed = 0
+    foreign = {}
+    for line in open(collapsed):
+        stack, _, w = line.rstrip("\n").rpartition(" ")
+        frames = stack.split(";")
+        if "RedefFixture.main" not in frames:
+            continue
+        w = float(w)
+        below = frames[frames.index("RedefFixture.main") + 1:]
+        if below and below[0] not in FIXTURE:
+            continue  # main's own calls into the JDK (nanoTime, parseDouble, the final println)
+        total += w
+        for f in below:
+            if f not in FIXTURE:
+                foreign[f] = foreign.get(f, 0) + w
+        if "[unknown_Java]" in below:
+            unnamed += w
+        elif len(below) >= 2 and tuple(below[:2]) not in RIGHT:
+            misnamed += w
+    if total < 100:
+        fail(f"only {total} samples under RedefFixture.main")
+    # A Java frame with a name outside the fixture would be garbage or a
+    # method of another class at a reused address: that is not tolerated.
+    # Native frames (the JIT's stubs, libjvm) are not Java frames: they
+    # carry no '.' or come from a library.
+    java_foreign = {f: w for f, w in foreign.items() if re.match(r"^[\w$/]+\.[\w$<>]+$", f) and "::" not in f}
+    if java_foreign:
+        fail(f"frames not of the fixture under main: {sorted(java_foreign.items(), key=lambda x: -x[1])[:8]}")
+    print(f"{walk:10} retransformations {int(m.group(1)):5} samples {total:6.0f} "
+          f"misnamed {misnamed / max(total, 1):6.1%} unnamed {unnamed / max(total, 1):6.1%} (known gap, not failed)")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--java-home", required=True)
+    p.add_argument("--agent", required=True)
+    p.add_argument("--jar", required=True)
+    p.add_argument("--classes", required=True)
+    p.add_argument("--workdir", required=True)
+    args = p.parse_args()
+    for a in ("agent", "jar", "classes", "workdir"):
+        setattr(args, a, os.path.abspath(getattr(args, a)))
+    java = os.path.join(args.java_home, "bin", "java")
+    failures = []
+    for walk in ("signal", "safepoint"):
+        run(args, java, walk, failures)
+    print(f"redefine: {len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
