@@ -39,6 +39,11 @@ if [[ ${PROFILE2_TEST_PACKAGES:-0} == 1 ]]; then
     chromium                      # the flame graph page in headless Chromium (agent-html-chromium)
     libxalan2-java libxerces2-java # Xalan's XSLT processor, profiled end to end (tests/jvm/e2e)
     libh2-java                    # the H2 SQL engine, profiled end to end (tests/jvm/e2e)
+    clojure                       # a JVM language's launcher script under profile2 run (tests/jvm/e2e)
+    ant                           # a build tool under profile2 run (tests/jvm/e2e)
+    jetty9                        # a servlet container under load, profiled by attach (tests/jvm/e2e;
+                                  # the test runs its own; the package's service, where systemd starts
+                                  # it, listens on port 8080: 'systemctl disable --now jetty9' stops it)
     clang libclang-rt-14-dev      # libFuzzer and its runtime (tests/fuzz, scripts/test_fuzz.sh)
   )
 fi

@@ -214,7 +214,8 @@ SELECT COUNT(*) AS J FROM SYSTEM_RANGE(1, %(side)d) A, SYSTEM_RANGE(1, %(side)d)
 """ % {"rows": rows, "side": side})
     n = sum(1 for x in range(1, rows + 1) if (x * 7919) % 1000 < 500)
     length = sum(len("value-%d" % x) for x in range(1, rows + 1) if (x * 7919) % 1000 < 500)
-    j = sum(1 for a in range(1, side + 1) for b in range(1, side + 1) if (a * 31 + b) % 17 == 3)
+    # For each a, the b in 1..side with b = 3 - 31a (mod 17).
+    j = sum(len(range((3 - a * 31 - 1) % 17 + 1, side + 1, 17)) for a in range(1, side + 1))
     return path, (n, length, j)
 
 
@@ -343,25 +344,37 @@ def summary_threads(txt):
 
 # --- the checks ---------------------------------------------------------------------
 
+# The leaf frame of every wall-clock sample: the thread's state.
+WALL_STATES = ("[running]", "[runnable]", "[sleeping]", "[waiting]", "[blocked]", "[native]")
+
+
 def is_java(frame):
     """pkg/Class.method; native frames are symbols or module+0xoffset
     (module base names: no '/')."""
     return "/" in frame and not frame.startswith("[") and "::" not in frame
 
 
-def check_profile(a, label, base, r, prefixes, busy_name="main"):
+class Profile:
+    """A profile's collapsed stacks (weights in intervals) and text summary."""
+
+
+def load_profile(a, label, base, err):
+    """Reads base.collapsed and base.txt (checked to exist; err is printed
+    when they do not) and the weight the stacks may carry beyond the
+    summary's counts. Returns a Profile, or None."""
     coll, txtp = base + ".collapsed", base + ".txt"
     if not check(os.path.exists(coll) and os.path.exists(txtp), "%s: wrote %s and %s" % (label, coll, txtp)):
-        print(r.err[-4000:])
-        return
-    stacks = read_collapsed(coll)
+        print(err[-4000:])
+        return None
+    pr = Profile()
+    pr.stacks = read_collapsed(coll)
     with open(txtp) as f:
-        txt = f.read()
-    interval_ns = parse_interval(a.interval)
-    total = sum(n for _, n in stacks)  # collapsed stacks carry weights, in intervals
+        pr.txt = f.read()
+    pr.interval_ns = parse_interval(a.interval)
+    pr.total = sum(n for _, n in pr.stacks)  # collapsed stacks carry weights, in intervals
+    txt = pr.txt
     info("summary: engine: " + summary_value(txt, "engine"))
     info("summary: samples: " + summary_value(txt, "samples"))
-    info("wall %.2f s, process CPU %.2f s (rusage), profile weight %d" % (r.wall, r.cpu, total))
 
     # A record (a sample in the summary's counts) weighs more than one
     # interval when timer overruns or walk=safepoint's folding (same top
@@ -372,15 +385,20 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     sm = re.match(r"(\d+) signals handled, weight (\d+)", summary_value(txt, "samples"))
     fold = re.search(r"\((\d+) more folded into them\)", summary_value(txt, "safepoint walks"))
     held = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
-    extra = ((int(sm.group(2)) - int(sm.group(1)) if sm else total) + (int(fold.group(1)) if fold else 0) +
-             (int(held.group(1)) if held else 0))
+    pr.extra = ((int(sm.group(2)) - int(sm.group(1)) if sm else pr.total) + (int(fold.group(1)) if fold else 0) +
+                (int(held.group(1)) if held else 0))
+    return pr
 
-    # threads: the section is there, its samples add up to the profile's,
-    # and each thread's weight is that of its stacks (under its root).
+
+def check_threads(label, pr):
+    """threads: the section is there, its samples add up to the profile's,
+    and each thread's weight is that of its stacks (under its root).
+    Returns the section's rows, or None."""
+    stacks, txt, total, extra, interval_ns = pr.stacks, pr.txt, pr.total, pr.extra, pr.interval_ns
     tot = re.search(r"^total: (\d+) samples", txt, re.M)
     th = summary_threads(txt)
     if not check(th is not None and tot is not None, label + ": the summary has a samples-per-thread section"):
-        return
+        return None
     rows, rest = th
     check(sum(x[4] for x in rows) + rest == int(tot.group(1)) and total - extra <= int(tot.group(1)) <= total,
           "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded, overrun "
@@ -393,6 +411,18 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
            if abs(by_root.get("[%s tid=%d]" % (x[0], x[1]) if x[0] else "[tid=%d]" % x[1], 0) * interval_ns - x[2])
            > 0.005 * x[2] + interval_ns]
     check(not off, "%s: each listed thread's weight is that of its stacks (%d threads; differ: %s)" % (label, len(rows), off))
+    return rows
+
+
+def check_profile(a, label, base, r, prefixes, busy_name="main"):
+    pr = load_profile(a, label, base, r.err)
+    if pr is None:
+        return None
+    stacks, txt, total, interval_ns = pr.stacks, pr.txt, pr.total, pr.interval_ns
+    info("wall %.2f s, process CPU %.2f s (rusage), profile weight %d" % (r.wall, r.cpu, total))
+    rows = check_threads(label, pr)
+    if rows is None:
+        return None
 
     # rate: the busy thread's weight against its CPU time.
     busy = [x for x in rows if x[0] == busy_name]
@@ -458,8 +488,18 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
           "%s: the program's frames are on %d of the %d samples with a Java frame (at least 80 %%; weight %d in all)"
           % (label, on_all, java_all, total))
 
-    # counted: every unnamed or marker frame has its counter. Counters
-    # count records; the collapsed stacks give weights (see extra).
+    check_counted(a, label, pr, mine, weight, name)
+    return txt
+
+
+def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
+    """counted: every unnamed or marker frame has its counter. Counters
+    count records; the collapsed stacks give weights (see extra). mine:
+    the stacks of the thread (or threads) whose incomplete walks are
+    bounded, weight: theirs, name: what they are called in messages.
+    states: wall-clock profiles, whose leaf frame is the thread's state.
+    limit: the largest share of weight that may be incomplete walks."""
+    stacks, txt, total, extra = pr.stacks, pr.txt, pr.total, pr.extra
     errors = {}
     for i in re.finditer(r"(-\d+) [^:,()]*: (\d+)", summary_value(txt, "incomplete walks")):
         errors[int(i.group(1))] = int(i.group(2))
@@ -487,6 +527,8 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
                 kinds.add("unknown_Java")
             elif f == "[unknown]":
                 kinds.add("unknown")
+            elif states and k == len(frames) - 1 and f in WALL_STATES:
+                continue
             elif f.startswith("[") and f != "[unloaded_method]":
                 seen["other"][f] = seen["other"].get(f, 0) + n
         for k in kinds:
@@ -513,7 +555,8 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     # arraycopy stubs: -21 under [unknown]); with walk=safepoint, javac
     # 9-13 %: drained elements that fail at once with -21 (no frames), 7-9
     # % of main's samples. The bounds catch a walk that breaks, not those.
-    limit = 0.10 if a.walk == "signal" else 0.15
+    if limit is None:
+        limit = 0.10 if a.walk == "signal" else 0.15
     nerr = sum(seen["error"].values())
     nerr_busy = sum(n for f, n in mine if any(x.startswith("[error:") for x in f))
     info("incomplete walks: weight %d of %d (%.1f %%), %d of %s's %d (%.1f %%)"
@@ -531,7 +574,6 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
             # frames below the captured ones return (Xalan ~7 %, javac's
             # deep visitor recursion ~60 %). Reported, not held.
             info("stale: %d of %d drained elements (%.1f %%)" % (st, drained, 100 * st / max(drained, 1)))
-    return txt
 
 
 # --- scenarios ----------------------------------------------------------------------
@@ -588,7 +630,7 @@ def scenario_xslt(a):
 
 def scenario_sql(a):
     cp = jars("/usr/share/java/h2.jar")
-    script, (n, length, j) = sql_script(a.workdir, 200000, a.size or 2500)
+    script, (n, length, j) = sql_script(a.workdir, 200000, a.size or 5000)
     base = os.path.join(a.workdir, "sql")
     cmd = [java(a), agent_opts(a, base), "-cp", cp, "org.h2.tools.RunScript",
            "-url", "jdbc:h2:mem:e2e", "-user", "sa", "-script", script, "-showResults"]
