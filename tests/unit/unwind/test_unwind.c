@@ -176,7 +176,7 @@ Test(unwind, walks_through_code_without_frame_pointers_with_tables_and_no_malloc
    * needs libunwind, and only libunwind takes locks (with signals blocked). */
   cr_assert_leq(d.dwarf_steps * 100, d.table_steps, "%lu of %lu steps went to libunwind",
                 (unsigned long)d.dwarf_steps, (unsigned long)(d.dwarf_steps + d.table_steps));
-  cr_assert_leq(locks, 4 * d.dwarf_steps, "%d locks for %lu libunwind steps", locks,
+  cr_assert_leq((uint64_t)locks, 4 * d.dwarf_steps, "%d locks for %lu libunwind steps", locks,
                 (unsigned long)d.dwarf_steps);
 }
 
