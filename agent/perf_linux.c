@@ -68,10 +68,7 @@ int p2_perf_open(const struct p2_perf_event *ev, int tid, uint64_t period, int s
   return fd;
 }
 
-void p2_perf_rearm(int fd) {
-  ioctl(fd, PERF_EVENT_IOC_RESET, 0);
-  ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
-}
+void p2_perf_rearm(int fd) { ioctl(fd, PERF_EVENT_IOC_REFRESH, 1); }
 
 void p2_perf_close(int fd) {
   /* Failures change nothing here: a descriptor that cannot be disabled is

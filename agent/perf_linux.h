@@ -26,11 +26,16 @@ const struct p2_perf_event *p2_perf_lookup(const char *name);
  * fd, or -1 with errno set. Context: Anywhere (not in a signal handler). */
 int p2_perf_open(const struct p2_perf_event *ev, int tid, uint64_t period, int sig);
 
-/* Re-arm fd for one more overflow signal, counting a whole period from now:
- * the count is reset first, so the time the signal handler itself took (the
- * event counted it if it was re-armed early) never brings the next overflow
- * forward. Called at the end of the handler.
- * Context: AS-Safe (two ioctls). */
+/* Re-arm fd for one more overflow signal (REFRESH 1). One ioctl: the
+ * counter stopped itself at its overflow (event_limit reached 0), and the
+ * kernel saved the rest of the period when it stopped it (period_left; for
+ * cpu-clock the hrtimer's remaining time, for hardware counters the
+ * counter's distance to overflow), so the next overflow comes a whole
+ * period of counted time after the last one whatever the handler took.
+ * PERF_EVENT_IOC_RESET, which this used to call first, zeroes only the
+ * event's total count, which profile2 never reads: a second system call
+ * per signal for nothing.
+ * Context: AS-Safe (one ioctl). */
 void p2_perf_rearm(int fd);
 
 /* Stop and close a counter of this process. The counter is disabled and
