@@ -24,13 +24,13 @@ P2_EXPORT P2_AS_SAFE int ASGST_RunWithIterator(void *ucontext, int32_t options, 
   if (ucontext == NULL) return P2_EINVAL;
   const ucontext_t *uc = ucontext;
   struct p2_regs regs = {(const char *)uc->uc_mcontext.gregs[REG_RIP], (const char *)uc->uc_mcontext.gregs[REG_RSP],
-                         (const char *)uc->uc_mcontext.gregs[REG_RBP]};
+                         (const char *)uc->uc_mcontext.gregs[REG_RBP], (const char *)uc->uc_mcontext.gregs[REG_R13]};
   return run(&regs, options, fun, argument);
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int options,
                                                         ASGST_IteratorHandler fun, void *argument) {
-  struct p2_regs regs = {pc, sp, fp};
+  struct p2_regs regs = {pc, sp, fp, NULL};
   return run(&regs, options, fun, argument);
 }
 

@@ -21,7 +21,8 @@ P2_AS_SAFE static struct p2_regs regs_of(const void *ucontext) {
   const ucontext_t *uc = ucontext;
   return (struct p2_regs){(const char *)uc->uc_mcontext.gregs[REG_RIP],
                           (const char *)uc->uc_mcontext.gregs[REG_RSP],
-                          (const char *)uc->uc_mcontext.gregs[REG_RBP]};
+                          (const char *)uc->uc_mcontext.gregs[REG_RBP],
+                          (const char *)uc->uc_mcontext.gregs[REG_R13]};
 }
 
 static ASGST_Queue *create(void *jt, jobject jthread, int size, int options, ASGST_Handler fun, void *arg) {

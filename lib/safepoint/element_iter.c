@@ -14,12 +14,19 @@ P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture
   it->live_after = live != NULL;
   if (live != NULL) p2_walker_resume_at(&it->w, live, options);
   it->end_state = end_state;
+  it->splice_bci = -1;
+}
+
+P2_AS_SAFE void p2_element_iter_set_splice_bci(ASGST_Iterator *it, int32_t bci) {
+  it->splice_bci = bci;
+  it->splice_bci_pending = bci >= 0;
 }
 
 P2_AS_SAFE void p2_element_iter_rewind(ASGST_Iterator *it) {
   it->cap_next = 0;
   it->cap_scopes = false;
   it->error = 0;
+  it->splice_bci_pending = it->splice_bci >= 0;
   if (it->live_after) p2_walker_rewind(&it->w);
 }
 
@@ -136,6 +143,11 @@ P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
     it->error = rc;
     return rc;
   }
-  if (it->live_after) return p2_walker_next(&it->w, f);
-  return it->end_state;
+  if (!it->live_after) return it->end_state;
+  rc = p2_walker_next(&it->w, f);
+  if (rc == 1 && it->splice_bci_pending) {
+    it->splice_bci_pending = false;
+    if (f->type == ASGST_FRAME_JAVA && f->comp_level == 0) f->bci = it->splice_bci;
+  }
+  return rc;
 }

@@ -14,6 +14,10 @@
 void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto, const struct p2_walker *live,
                           int options, int end_state);
 
+/* Report the first live frame with bci (it is the interpreted frame the
+ * element was spliced at; iterator.h, splice_bci). Context: AS-Safe. */
+void p2_element_iter_set_splice_bci(ASGST_Iterator *it, int32_t bci);
+
 /* ASGST_NextFrame / ASGST_RewindIterator for such an iterator.
  * Context: AS-Safe. */
 int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *frame);

@@ -29,6 +29,13 @@ struct _ASGST_Iterator {
   struct p2_scope_cursor scopes;
   int end_state; /* when !live_after: what follows the captured frames */
   int error;     /* a captured frame could not be decoded: sticky */
+  /* >= 0: the bci the first live frame is reported with. An element spliced
+   * at an interpreted frame (same Method* and saved bcp as captured) takes
+   * that frame's bci from the capture: for the thread's top frame it came
+   * from the signal's bcp register (walker.h, struct p2_regs), which is
+   * newer than the bcp saved in the frame the live walk reads. */
+  int32_t splice_bci;
+  bool splice_bci_pending;
 };
 
 #endif

@@ -91,6 +91,7 @@ enum p2_splice_outcome p2_splice(ASGST_Iterator *it, const struct p2_capture *c,
       agree = ll < s->n && same_frame(&c->frames[jj], &s->frames[ll]);
     if (!agree) break;
     p2_element_iter_init(it, c, j, &s->frames[l].snap, options & ASGST_INCLUDE_NON_JAVA_FRAMES, 0);
+    if (cf->kind == P2_PHYS_INTERPRETED) p2_element_iter_set_splice_bci(it, cf->bci);
     return P2_SPLICED;
   }
   if (c->end != 1) {

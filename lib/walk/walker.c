@@ -151,8 +151,8 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   const char *stub_ret, *stub_caller_fp;
   if ((rc = load_ptr(w->cur.fp + 8, &stub_ret)) != 0 || (rc = load_ptr(w->cur.fp, &stub_caller_fp)) != 0)
     return rc;
-  struct p2_regs caller = {stub_ret, w->cur.fp + 16, stub_caller_fp};
-  struct p2_regs older = {pc, sp, fp};
+  struct p2_regs caller = {stub_ret, w->cur.fp + 16, stub_caller_fp, NULL};
+  struct p2_regs older = {pc, sp, fp, NULL};
   enter_native(w, &caller, false, &older);
   return 1;
 }
@@ -269,6 +269,13 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
     if (load_ptr(fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
     if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size)
       return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+    /* The signal's bcp register is newer than the slot (struct p2_regs).
+     * Only a frame the slot shows complete is refined by it: while a frame
+     * is built or torn down the register may point into this method's
+     * bytecodes (recursion, a method's entry) before the frame is whole. */
+    if (w->top && w->top_bcp != NULL && (uintptr_t)w->top_bcp >= (uintptr_t)base &&
+        (uintptr_t)w->top_bcp < (uintptr_t)base + code_size)
+      bcp = w->top_bcp;
     f->type = ASGST_FRAME_JAVA;
     f->bci = (int)((uintptr_t)bcp - (uintptr_t)base);
   }
@@ -460,7 +467,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
       w->cur = w->resume;
       w->usp = w->resume.sp;
     } else {
-      w->cur = (struct p2_regs){n->pc, n->sp, n->fp};
+      w->cur = (struct p2_regs){n->pc, n->sp, n->fp, NULL};
       w->usp = n->sp;
       w->after_leaf = true;
     }
@@ -573,7 +580,7 @@ P2_AS_SAFE static int start_from_anchor(struct p2_walker *w, const struct p2_thr
   const char *pc = s->last_java_pc;
   if (s->last_java_sp == NULL) return P2_ENOJAVA;
   if (pc == NULL && load_ptr((const char *)s->last_java_sp - 8, &pc) != 0) return P2_EFAULT;
-  w->cur = (struct p2_regs){pc, s->last_java_sp, s->last_java_fp};
+  w->cur = (struct p2_regs){pc, s->last_java_sp, s->last_java_fp, NULL};
   w->usp = w->cur.sp;
   w->start_at_anchor = true;
   return 0;
@@ -630,7 +637,9 @@ P2_AS_SAFE int p2_walker_init_thread(struct p2_walker *w, void *jt, const struct
     /* Java code on top: only the registers say where; the anchor is stale. */
     if (regs == NULL) return P2_EUNSAFESTATE;
     w->cur = *regs;
+    w->cur.bcp = NULL;
     w->usp = regs->sp;
+    w->top_bcp = regs->bcp;
   } else if (state == p2_hs.ts_in_native || state == p2_hs.ts_in_vm || state == p2_hs.ts_blocked) {
     /* Native or VM code on top: the Java frames start at the anchor. */
     if ((rc = start_from_anchor(w, &s)) != 0) {

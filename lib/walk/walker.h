@@ -19,6 +19,13 @@
 
 struct p2_regs {
   const char *pc, *sp, *fp;
+  /* The template interpreter's bytecode pointer register (x86_64 r13,
+   * HotSpot's rbcp) at a signal, or NULL. The interpreter stores it into
+   * the frame only before calls and safepoint polls, so in the frame of the
+   * interrupted thread's top interpreted method the slot lags behind the
+   * bytecode being executed; the register does not. Used for that frame
+   * only, and only when it points into that method's bytecodes. */
+  const char *bcp;
 };
 
 /* Internal option (above the ASGST_* bits): one frame per physical frame.
@@ -59,6 +66,7 @@ struct p2_walker {
   struct p2_regs cur;
   const char *usp;                   /* unextended sp (compiled callers of interpreted code) */
   bool top;                          /* cur is the first physical frame */
+  const char *top_bcp;               /* struct p2_regs.bcp of the signal (top frame only) */
   bool after_leaf;                   /* cur called C code by a leaf call (no debug info at its pc) */
   /* a compiled frame being expanded into Java frames */
   struct p2_scope_cursor scopes;

@@ -27,7 +27,9 @@
  *   - for the controls (real registers; walks on the same frozen stack must
  *     agree): ASGST_State differing from the next ASGST_NextFrame, a walk
  *     after ASGST_RewindIterator differing from the first, FromFrame with the
- *     real registers differing from RunWithIterator on the real ucontext;
+ *     real registers differing from RunWithIterator on the real ucontext
+ *     (but for the bci of a top interpreted frame, which only the ucontext's
+ *     bcp register gives);
  *   - a fuzzer that does not reach the walker: too few walks on threads in
  *     Java state (where the registers are used at all), control walks that
  *     do not end normally, corrupted walks that yield no frames.
@@ -461,7 +463,10 @@ static int pass(struct walk_ctx *c, ASGST_Iterator *it, bool with_state, bool nu
       if (hash_frames < 0 || n <= hash_frames) {
         *hash = mix(*hash, f.type);
         *hash = mix(*hash, (uint64_t)(uintptr_t)f.method);
-        *hash = mix(*hash, (uint64_t)f.bci);
+        /* Not the bci of a top interpreted frame: RunWithIterator takes it
+         * from the ucontext's bcp register, FromFrame (no such register)
+         * from the frame's slot, which lags behind (walker.h, p2_regs). */
+        if (!(n == 1 && f.type == ASGST_FRAME_JAVA && f.comp_level == 0)) *hash = mix(*hash, (uint64_t)f.bci);
         *hash = mix(*hash, (uint64_t)f.comp_level);
         /* Registers only where the stack is frozen: a thread in native, VM
          * or blocked state is safepoint-safe, so while it sits in this
