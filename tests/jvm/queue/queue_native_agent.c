@@ -47,8 +47,8 @@ static atomic_int worker_tid;
 static ASGST_Queue *_Atomic queue;
 static atomic_uint next_sample;
 static atomic_bool stop;
-static atomic_long signals, truth_lost, enqueued, compressed, merged_distinct, old_key_merges, refused, handled,
-    elem_mismatch, depth_seen[MAX_NATIVE + 1];
+static atomic_long signals, truth_lost, enqueued, compressed, merged_distinct, old_key_merges, refused,
+    handled, elem_mismatch, depth_seen[MAX_NATIVE + 1];
 
 /* Context: signal handler. */
 static void collect(ASGST_Iterator *it, void *arg) {
@@ -162,7 +162,8 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
          atomic_load(&old_key_merges), atomic_load(&handled), atomic_load(&elem_mismatch));
   fflush(stdout);
   if (atomic_load(&merged_distinct) != 0) return 21;
-  if (atomic_load(&compressed) * 4 < atomic_load(&signals)) return 22; /* a sleep is one stack: mostly folded */
+  if (atomic_load(&compressed) * 4 < atomic_load(&signals))
+    return 22; /* a sleep is one stack: mostly folded */
   if (depths < 3) return 23;
   if (atomic_load(&old_key_merges) == 0) return 24;
   if (atomic_load(&handled) != atomic_load(&enqueued) || atomic_load(&elem_mismatch) != 0) return 25;

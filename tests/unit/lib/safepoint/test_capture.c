@@ -49,17 +49,39 @@ Test(capture, any_field_of_any_frame_makes_a_difference) {
       struct p2_capture *a = make(0), *b = make(0);
       struct p2_cframe *f = &b->frames[i];
       switch (field) {
-      case 0: f->pc++; break;
-      case 1: f->sp++; break;
-      case 2: f->fp++; break;
-      case 3: f->method = (const char *)f->method + 1; break;
-      case 4: f->code = (const char *)f->code + 1; break; /* an interpreted frame's bcp: another bci */
-      case 5: f->debug_pc++; break;
-      case 6: f->compile_id++; break;
-      case 7: f->bci++; break;
-      case 8: f->kind++; break;
-      case 9: f->comp_level--; break;
-      case 10: f->exact = false; break;
+      case 0:
+        f->pc++;
+        break;
+      case 1:
+        f->sp++;
+        break;
+      case 2:
+        f->fp++;
+        break;
+      case 3:
+        f->method = (const char *)f->method + 1;
+        break;
+      case 4:
+        f->code = (const char *)f->code + 1;
+        break; /* an interpreted frame's bcp: another bci */
+      case 5:
+        f->debug_pc++;
+        break;
+      case 6:
+        f->compile_id++;
+        break;
+      case 7:
+        f->bci++;
+        break;
+      case 8:
+        f->kind++;
+        break;
+      case 9:
+        f->comp_level--;
+        break;
+      case 10:
+        f->exact = false;
+        break;
       }
       cr_assert_not(p2_capture_same(a, b), "frame %d, field %d", i, field);
       free(a), free(b);
