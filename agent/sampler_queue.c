@@ -27,6 +27,7 @@ static struct {
   struct p2_aggregator *agg;
   pthread_mutex_t *lock;
   int size, options, depth;
+  PROFILE2_QueueStats base; /* profile2_queue_totals at start */
 } sq;
 
 /* Drain-side counters (the signal side counts in the sampler). */
@@ -104,6 +105,9 @@ int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg
   sq.depth = o->depth;
   sq.options = (o->cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0) |
                (o->capture >= 0 ? PROFILE2_QUEUE_CAPTURE(o->capture) : 0);
+  /* Queues of earlier sessions (attach, stop, attach again) are in the
+   * totals: count from here. */
+  profile2_queue_totals(&sq.base);
   atomic_store(&sq.active, true);
   return 0;
 }
@@ -143,20 +147,24 @@ int p2_sampler_queue_enqueue(struct p2_thread *t, void *ucontext, uint64_t weigh
                              enum p2_thread_state state) {
   ASGST_Queue *q = t != NULL ? atomic_load(&t->queue) : NULL;
   if (q == NULL) return 0; /* not a Java thread with a queue: walk in the handler */
-  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1);
-  if (last != NULL) {
-    ASGST_QueueElement cur;
-    uintptr_t prev = __atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED);
-    if (ASGST_GetEnqueuableElement(ucontext, &cur) > 0 && cur.pc == last->pc && cur.sp == last->sp &&
-        cur.fp == last->fp && (prev & STATE_MASK) == (uintptr_t)state) {
-      /* The same top frame as the youngest element: the same stack. Fold
-       * this sample's weight into it instead of queueing another. */
-      __atomic_store_n((uintptr_t *)&last->arg, prev + ((uintptr_t)weight << STATE_BITS), __ATOMIC_RELEASE);
-      p2_sampler_count_enqueued(true);
-      return 1;
-    }
+  void *packed = (void *)(((uintptr_t)weight << STATE_BITS) | (uintptr_t)state);
+  /* Compression only into an element of the same state: the library
+   * compares the stacks (every captured frame), we compare the state. */
+  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), *same = NULL;
+  int rc;
+  if (last != NULL && (__atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED) & STATE_MASK) == (uintptr_t)state)
+    rc = profile2_enqueue_or_match(q, ucontext, packed, &same);
+  else
+    rc = ASGST_Enqueue(q, ucontext, packed);
+  if (rc == 0 && same != NULL) {
+    /* The same captured stack as the youngest element (the same one as
+     * `last`: only this thread queues, and a drain that claimed it would
+     * have made the match fail). Fold this sample's weight into it. */
+    uintptr_t prev = __atomic_load_n((uintptr_t *)&same->arg, __ATOMIC_RELAXED);
+    __atomic_store_n((uintptr_t *)&same->arg, prev + ((uintptr_t)weight << STATE_BITS), __ATOMIC_RELEASE);
+    p2_sampler_count_enqueued(true);
+    return 1;
   }
-  int rc = ASGST_Enqueue(q, ucontext, (void *)(((uintptr_t)weight << STATE_BITS) | (uintptr_t)state));
   if (rc > 0) {
     p2_sampler_count_enqueued(false);
     return 1;
@@ -172,4 +180,14 @@ void p2_sampler_queue_stats(unsigned long *out_drained, unsigned long *out_stale
   *out_stale = atomic_load(&stale);
   *out_code_gone = atomic_load(&code_gone);
   *out_errors = atomic_load(&errors);
+}
+
+_Static_assert(sizeof(PROFILE2_QueueStats) % sizeof(jlong) == 0, "PROFILE2_QueueStats holds jlong counters only");
+
+void p2_sampler_queue_counters(PROFILE2_QueueStats *out) {
+  profile2_queue_totals(out);
+  jlong *now = (jlong *)out;
+  const jlong *base = (const jlong *)&sq.base;
+  /* Every field is a jlong counter: subtract the start's copy. */
+  for (size_t i = 0; i < sizeof *out / sizeof(jlong); i++) now[i] -= base[i];
 }

@@ -1,8 +1,9 @@
 /* walk=safepoint on the agent's side: a safepoint queue per Java thread
  * (ASGST_RegisterQueue at ThreadStart, profile2_register_queue_for_thread
  * for threads that existed before the session), ASGST_Enqueue from the
- * signal handler with compression (a sample whose top frame equals the
- * youngest element's only adds its weight to that element), and the queue
+ * signal handler with compression (a sample whose captured stack equals
+ * the youngest element's, frame for frame, only adds its weight to that
+ * element: profile2_enqueue_or_match), and the queue
  * handler that turns each drained element's stack into a record for the
  * aggregator. Queues grow and shrink with their load (ASGST_ResizeQueue
  * from the processing-start handler, from ASGST_GetQueueSizeInfo). */
@@ -14,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <profile2.h>
 
 #include "agent/aggregate.h"
 #include "agent/options.h"
@@ -44,6 +47,11 @@ void p2_sampler_queue_thread_end(struct p2_thread *t);
  * Context: Anywhere. */
 void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsigned long *code_gone,
                             unsigned long *errors);
+
+/* The library's queue counters for this session (profile2_queue_totals
+ * since p2_sampler_queue_start): the queue-level refusals and losses of
+ * the summary. Context: Anywhere (not in a signal handler). */
+void p2_sampler_queue_counters(PROFILE2_QueueStats *out);
 
 /* The sampler's enqueue function (p2_sampler_enqueue_fn).
  * Context: AS-Safe. */

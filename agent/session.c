@@ -288,6 +288,16 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              "%lu drained: %lu stale (under [stale]), %lu with freed code",
              (unsigned long long)ss->enqueued, (unsigned long long)ss->compressed,
              (unsigned long long)ss->fallback, drained, stale, gone);
+    /* Each queue-level loss by the name docs/agent.md ("Summary") explains. */
+    PROFILE2_QueueStats qc;
+    p2_sampler_queue_counters(&qc);
+    add_stat(st, &n, max, "queue losses",
+             "lost_resize %lld, lost_deregistered %lld, late_updates %lld (samples lost); suspend_failures %lld "
+             "(drains that could not suspend the thread: its elements stale); refused, walked in the handler: full "
+             "%lld, other %lld, capture_failed %lld",
+             (long long)qc.lost_resize, (long long)qc.lost_deregistered, (long long)qc.late_updates,
+             (long long)qc.suspend_failures, (long long)qc.full, (long long)qc.other,
+             (long long)qc.capture_failed);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];

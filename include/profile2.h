@@ -470,9 +470,14 @@ PROFILE2_API ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobjec
                                                              int options, ASGST_Handler fun,
                                                              void *argument);
 
-/* What happened to a queue's elements since it was registered. Read them
- * before ASGST_DeregisterQueue (which frees the queue; the elements it
- * processes itself are not counted anywhere the caller can read). */
+/* What happened to a queue's elements since it was registered
+ * (profile2_queue_stats; read them before ASGST_DeregisterQueue, which
+ * frees the queue), or to those of every queue of the process
+ * (profile2_queue_totals, which also counts what DeregisterQueue itself
+ * processed). Losses: lost_resize and lost_deregistered (elements never
+ * processed), late_updates (a compressed sample's weight); full and other
+ * are samples refused (the caller still has them); suspend_failures
+ * degrade elements to stale without losing them. */
 typedef struct {
   jlong enqueued;     /* elements captured and queued */
   jlong full;         /* ASGST_Enqueue refused: queue full */
@@ -488,10 +493,19 @@ typedef struct {
   jlong capture_failed; /* ASGST_Enqueue found no Java frame or the walk failed: nothing queued */
   jlong lost_resize;  /* elements dropped by a resize to a capacity that did not hold them
                          (the oldest; their handler never ran) */
+  jlong compressed;   /* profile2_enqueue_or_match found the sample equal to the youngest element */
+  jlong lost_deregistered; /* committed after ASGST_DeregisterQueue's last drain had begun: never
+                              processed (a handler descheduled inside ASGST_Enqueue for over 2 ms;
+                              profile2_queue_totals only, 0 per queue) */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */
 PROFILE2_API void profile2_queue_stats(ASGST_Queue *queue, PROFILE2_QueueStats *stats);
+
+/* The counters of every queue registered in this process so far,
+ * deregistered ones included (subtract an earlier copy for an interval).
+ * Context: Anywhere (not in a signal handler: takes a mutex). */
+PROFILE2_API void profile2_queue_totals(PROFILE2_QueueStats *stats);
 
 /* CLOCK_MONOTONIC time (ns) at which the element an iterator belongs to
  * was captured, 0 for iterators that do not belong to a queue element.
@@ -542,21 +556,33 @@ PROFILE2_API int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argumen
  * to NULL). Returns ASGST_JAVA_TRACE (1) when the stack has a Java frame
  * (the one described), another trace kind (> 1) when it has none, or an
  * error (< 0).
- * Compression (folding a sample into the youngest element with equal pc,
- * sp and fp) keeps the top frame's method exact for compiled frames; the
- * callers may differ (the same frame re-entered from elsewhere at the same
- * depth), and so may an interpreted frame's bci (its pc is the
- * interpreter's). Rarely even the top method differs (2 of 401 compressed
- * samples in one run of tests/jvm/queue under ASan, 0 in most runs; most
- * likely an interpreted method that returned and another one called at the
- * same depth, its pc in the same interpreter template). Writing the
- * element's arg itself races with a drain that has just read it and with a
- * resize that copies it (both counted in late_updates: the weight is
- * lost); let arg point to memory of your own that the element handler
- * marks as taken, and compress only into an untaken one
- * (examples/queue_sampler).
+ * Compression on pc, sp and fp alone (the proposal's way: fold a sample
+ * into the youngest element with the same top frame) can merge different
+ * stacks: the callers may differ (the same frame re-entered from
+ * elsewhere at the same depth), so may an interpreted frame's bci and
+ * even its method (the pc is the interpreter's), and for a thread inside
+ * one JNI or VM call every native stack above the same Java frame. Use
+ * profile2_enqueue_or_match, which compares every captured frame, to
+ * compress without that.
  * Context: AS-Safe. */
 PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element);
+
+/* ASGST_Enqueue with exact compression: when what this call captures
+ * equals what the youngest queued element captured (every frame, native
+ * ones too with ASGST_INCLUDE_NON_JAVA_FRAMES: pc, sp, fp, and the method
+ * and bci of interpreted frames, the code of compiled ones), nothing is
+ * queued, *same is set to that element and 0 is returned: the caller folds
+ * the sample into the element's arg. Otherwise as ASGST_Enqueue, with
+ * *same set to NULL. Costs one capture either way (bench/queue_cost.sh).
+ * Writing the element's arg races with a drain that has just read it and
+ * with a resize that copies it (both counted in late_updates: the weight
+ * is lost); let arg point to memory of your own that the element handler
+ * marks as taken, and compress only into an untaken one
+ * (examples/queue_sampler). A full queue refuses the sample even when it
+ * equals the youngest element (the capture needs the free slot).
+ * Context: AS-Safe, as ASGST_Enqueue. */
+PROFILE2_API int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, void *argument,
+                                           ASGST_QueueElement **same);
 
 /* The n-th element: 0 .. size-1 from the oldest, -1 .. -size from the
  * youngest; NULL when out of range. The arg field of the returned element may

@@ -171,6 +171,15 @@ P2_AS_SAFE void p2_queue_abort(struct p2_queue *q) {
   atomic_store_explicit(&q->busy, 0, memory_order_release);
 }
 
+P2_AS_SAFE void p2_queue_unreserve(struct p2_queue *q) {
+  /* One try, no loop: if the exchange fails, drain_end has reset the
+   * count (this attempt is no longer in it) or a nested reserve added one. */
+  uint32_t a = atomic_load_explicit(&q->attempts, memory_order_relaxed);
+  if (a > 0)
+    atomic_compare_exchange_strong_explicit(&q->attempts, &a, a - 1, memory_order_relaxed, memory_order_relaxed);
+  atomic_store_explicit(&q->busy, 0, memory_order_release);
+}
+
 /* ---- either side -------------------------------------------------------- */
 
 P2_AS_SAFE void *p2_queue_element(struct p2_queue *q, int n) {

@@ -13,6 +13,7 @@
  *   operation                 | caller          | concurrent with
  *   --------------------------+-----------------+--------------------------------
  *   reserve / commit / abort  | producer only   | every consumer operation
+ *   / unreserve               |                 |
  *   element(q, n)             | producer, or    | the other side's operations;
  *                             | the consumer    | NULL for claimed elements
  *   size_info                 | anyone          | everything (exact on producer)
@@ -109,6 +110,14 @@ void p2_queue_commit(struct p2_queue *q);
 /* Give the reserved slot back unpublished.
  * Context: AS-Safe; producer only, after a successful reserve. */
 void p2_queue_abort(struct p2_queue *q);
+
+/* Give the reserved slot back unpublished because the sample went
+ * elsewhere (folded into the youngest element by the caller): unlike
+ * abort, counted nowhere, and the attempt that reserve counted is taken
+ * back (unless a drain_end reset the count meanwhile, or a nested reserve
+ * raced with it: then the count stays one too high).
+ * Context: AS-Safe, no loop; producer only, after a successful reserve. */
+void p2_queue_unreserve(struct p2_queue *q);
 
 /* The payload of the n-th committed, unconsumed element: 0 .. size-1 from
  * the oldest, -1 .. -size from the youngest (size as in size_info, claimed

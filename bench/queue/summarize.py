@@ -25,7 +25,7 @@ def parse(path):
         d = {"round": int(rnd)}
         if exp == "capture":
             m = re.search(r"K=(\d+): ([\d.]+) % of (\d+) elements stale; CCT overlap ([\d.]+) \(whole stacks ([\d.]+)\)"
-                          r".*median (\d+) ns, p99 (\d+) ns", rest)
+                          r".*?ASGST_Enqueue in the handler: median (\d+) ns, p99 (\d+) ns", rest)
             if not m:
                 continue
             d.update(k=int(m[1]), stale=float(m[2]), elements=int(m[3]), overlap=float(m[4]),

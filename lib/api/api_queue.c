@@ -93,6 +93,13 @@ P2_EXPORT bool ASGST_DeregisterQueue(JNIEnv *env, ASGST_Queue *queue) {
     nanosleep(&pause, NULL);
     p2_drain_locked(queue, caller_env, true);
   }
+  /* The last drain. A handler still later than that (descheduled between
+   * its dead check and its commit) sees final_drain after its commit and
+   * counts its element as lost; the fences order the flag against the
+   * tail this drain reads (enqueue() has the other half). */
+  atomic_store_explicit(&queue->final_drain, true, memory_order_relaxed);
+  atomic_thread_fence(memory_order_seq_cst);
+  p2_drain_locked(queue, caller_env, true);
   pthread_mutex_unlock(&queue->lock);
   p2_registry_remove(queue);
   if (queue->jthread != NULL && caller_env != NULL)
@@ -118,7 +125,11 @@ P2_EXPORT void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bo
   pthread_mutex_unlock(&queue->lock);
 }
 
-P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
+/* ASGST_Enqueue and profile2_enqueue_or_match. same NULL: queue whatever
+ * is captured. Else, when the capture equals the youngest unclaimed
+ * element's, queue nothing and hand that element out in *same (0). */
+P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument, ASGST_QueueElement **same) {
+  if (same != NULL) *same = NULL;
   if (queue == NULL || atomic_load(&queue->dead)) return ASGST_ENQUEUE_NO_QUEUE;
   /* The proposal also allows a queue of another thread that "has to be
    * stopped during the duration of this call": its stack is then read
@@ -138,14 +149,41 @@ P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void 
     p2_queue_abort(queue->ring);
     return kind;
   }
+  if (same != NULL) {
+    /* Read while we hold the reservation: no resize can move the youngest
+     * element meanwhile, and its frames never change once committed (a
+     * drain may claim it, but only we reuse its slot). */
+    struct p2_capture *last = p2_queue_element(queue->ring, -1);
+    if (last != NULL && p2_capture_same(c, last)) {
+      p2_queue_unreserve(queue->ring);
+      atomic_fetch_add_explicit(&queue->compressed, 1, memory_order_relaxed);
+      *same = &last->elem;
+      return 0;
+    }
+  }
   c->elem.arg = argument;
   p2_queue_commit(queue->ring);
   atomic_fetch_add_explicit(&queue->enqueued, 1, memory_order_relaxed);
+  /* Pairs with the fence after DeregisterQueue sets final_drain: either
+   * its last drain sees this commit, or we see the flag and count the
+   * element as lost (nobody will process it). */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&queue->final_drain, memory_order_relaxed)) p2_registry_count_lost_deregistered();
   /* Half full: drain now rather than at the next periodic pass, before
    * the queue overflows (drainer.c says why not for every element). */
   struct p2_queue_size_info si = p2_queue_size_info(queue->ring);
   if (2 * si.size >= si.capacity) p2_drainer_wake(queue);
   return kind;
+}
+
+P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
+  return enqueue(queue, ucontext, argument, NULL);
+}
+
+P2_EXPORT P2_AS_SAFE int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, void *argument,
+                                                   ASGST_QueueElement **same) {
+  if (same == NULL) return P2_EINVAL;
+  return enqueue(queue, ucontext, argument, same);
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {
@@ -179,23 +217,10 @@ P2_EXPORT P2_AS_SAFE void ASGST_ResizeQueue(ASGST_Queue *queue, int size) {
 
 P2_EXPORT void profile2_queue_stats(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   memset(s, 0, sizeof *s);
-  if (q == NULL) return;
-  struct p2_queue_stats qs;
-  p2_queue_stats(q->ring, &qs);
-  s->enqueued = atomic_load(&q->enqueued);
-  s->full = (jlong)qs.full;
-  s->other = (jlong)(qs.nested + qs.busy_resize);
-  s->capture_failed = (jlong)qs.aborted;
-  s->lost_resize = (jlong)qs.lost_resize;
-  s->drains = atomic_load(&q->drains);
-  s->spliced = atomic_load(&q->spliced);
-  s->complete = atomic_load(&q->complete);
-  s->stale = atomic_load(&q->stale);
-  s->code_gone = atomic_load(&q->code_gone);
-  s->late_updates = atomic_load(&q->late_updates);
-  s->suspend_failures = atomic_load(&q->suspend_failures);
-  s->drain_ns = atomic_load(&q->drain_ns);
+  if (q != NULL) p2_queue_counters_add(q, s);
 }
+
+P2_EXPORT void profile2_queue_totals(PROFILE2_QueueStats *s) { p2_registry_totals(s); }
 
 P2_EXPORT jlong profile2_iterator_capture_time(ASGST_Iterator *iterator) {
   return iterator != NULL && iterator->cap != NULL ? (jlong)iterator->cap->time_ns : 0;

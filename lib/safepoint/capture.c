@@ -80,6 +80,22 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
   return kind;
 }
 
+P2_AS_SAFE bool p2_capture_same(const struct p2_capture *a, const struct p2_capture *b) {
+  if (a->kind != b->kind || a->end != b->end || a->nframes != b->nframes || a->first_java != b->first_java)
+    return false;
+  /* Field by field rather than memcmp: the struct has padding, which the
+   * capture does not write. The cheapest and likeliest differences first:
+   * the walk reads them in this order too. */
+  for (int i = 0; i < a->nframes; i++) {
+    const struct p2_cframe *x = &a->frames[i], *y = &b->frames[i];
+    if (x->pc != y->pc || x->sp != y->sp || x->fp != y->fp || x->code != y->code || x->method != y->method ||
+        x->debug_pc != y->debug_pc || x->compile_id != y->compile_id || x->bci != y->bci || x->kind != y->kind ||
+        x->comp_level != y->comp_level || x->exact != y->exact)
+      return false;
+  }
+  return true;
+}
+
 P2_AS_SAFE int p2_capture_top(const struct p2_regs *regs, ASGST_QueueElement *out) {
   struct p2_walker w;
   memset(out, 0, sizeof *out);

@@ -60,6 +60,16 @@ size_t p2_capture_size(int below, int options);
  * Context: AS-Safe. */
 int p2_capture_take(struct p2_capture *c, void *java_thread, const struct p2_regs *regs, int options, int below);
 
+/* Whether a and b recorded the same stack: the same trace kind, the same
+ * end, and frame for frame the same pc, sp, fp, kind, Method*, code (the
+ * nmethod and its compile id for compiled frames, the bcp for interpreted
+ * ones, so the same bci) and debug pc. The capture time and the unload
+ * generation do not count. Bounded by the frames captured (at most
+ * P2_CAPTURE_MAX_NATIVE + 1 + P2_CAPTURE_MAX_BELOW).
+ * Context: AS-Safe; neither capture may be changing (the producer's own
+ * reserved slot, and a committed one, whose frames never change). */
+bool p2_capture_same(const struct p2_capture *a, const struct p2_capture *b);
+
 /* Only the first Java frame's pc, sp, fp (ASGST_GetEnqueuableElement).
  * Returns the trace kind or an error. Context: AS-Safe. */
 int p2_capture_top(const struct p2_regs *regs, ASGST_QueueElement *out);

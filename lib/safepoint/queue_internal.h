@@ -44,10 +44,11 @@ struct _ASGST_Queue {
   pthread_mutex_t lock;      /* one drain at a time; the processing handlers; dead */
   struct p2_processing_handler start, end; /* under lock */
   atomic_bool dead;          /* deregistered: Enqueue refuses, the drainer skips */
+  atomic_bool final_drain;   /* DeregisterQueue's last drain has begun: a commit it may miss counts as lost */
   atomic_int refs;           /* drainer passes holding the queue outside the RCU section */
   atomic_bool woken;         /* a wake-up is pending for this queue */
   /* counters (PROFILE2_QueueStats) */
-  atomic_llong enqueued, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
+  atomic_llong enqueued, compressed, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
   /* retirement: freed a while after deregistration */
   uint64_t retired_ns;
   struct _ASGST_Queue *next_retired;
@@ -68,6 +69,23 @@ void p2_registry_put(ASGST_Queue *q);
 /* Free q once no drainer pass holds it and no signal handler can still be
  * using it (a time grace period: handlers are bounded). Context: Anywhere. */
 void p2_registry_retire(ASGST_Queue *q);
+
+/* The process-wide counters (PROFILE2_QueueStats) of every queue ever
+ * registered: live ones summed now, deregistered ones as they were when
+ * removed, plus the elements lost after deregistration.
+ * Context: Anywhere (takes the writers' mutex). */
+void p2_registry_totals(PROFILE2_QueueStats *out);
+
+/* An element was committed after its queue's last drain had begun and may
+ * never be processed: count it (PROFILE2_QueueStats.lost_deregistered).
+ * Context: AS-Safe. */
+void p2_registry_count_lost_deregistered(void);
+
+/* Counters (queue_stats.c). */
+
+/* Add q's counters to *acc (lost_deregistered excepted: it is global).
+ * Context: Anywhere; AS-Safe. */
+void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *acc);
 
 /* Drainer (drainer.c). */
 

@@ -17,6 +17,10 @@ static CDS_LIST_HEAD(queues);
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
 static ASGST_Queue *retired;
+/* Counters of the queues removed so far (writers' mutex), and the
+ * elements committed too late for their queue's last drain. */
+static PROFILE2_QueueStats removed_sum;
+static atomic_llong lost_deregistered;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -70,6 +74,9 @@ void p2_registry_add(ASGST_Queue *q) {
 void p2_registry_remove(ASGST_Queue *q) {
   pthread_mutex_lock(&writers);
   list_del_rcu(&q->node);
+  /* Under the same mutex as the totals: a queue is counted either here or
+   * in the list, never twice or not at all. */
+  p2_queue_counters_add(q, &removed_sum);
   pthread_mutex_unlock(&writers);
   /* After this no drainer pass can newly find q; passes that found it hold
    * a reference (waited for in retire). */
@@ -122,3 +129,15 @@ void p2_registry_retire(ASGST_Queue *q) {
   }
   pthread_mutex_unlock(&retire_lock);
 }
+
+void p2_registry_totals(PROFILE2_QueueStats *out) {
+  pthread_mutex_lock(&writers);
+  *out = removed_sum;
+  ASGST_Queue *q;
+  /* The writers' mutex keeps the list still: no RCU read side needed. */
+  cds_list_for_each_entry(q, &queues, node) p2_queue_counters_add(q, out);
+  pthread_mutex_unlock(&writers);
+  out->lost_deregistered = atomic_load(&lost_deregistered);
+}
+
+P2_AS_SAFE void p2_registry_count_lost_deregistered(void) { atomic_fetch_add(&lost_deregistered, 1); }

@@ -10,6 +10,8 @@ Every scenario profiles a program whose profile is known by construction
                    sit on the HOT-LINE of the source.
   safepoint        the same with walk=safepoint; stale elements are counted
                    in the summary.
+  queue-losses     walk=safepoint with queue=1: the summary's `queue losses`
+                   line names every queue-level counter, and `full` > 0.
   wall             wall-clock: the sleeper is sampled about as often as the
                    worker (ratio 0.5 .. 2), as [sleeping]; the worker as
                    [running] or [runnable]; main (older than VMInit) at
@@ -195,6 +197,32 @@ def scenario_safepoint(a):
         check(stale <= 0.2 * drained, "safepoint: stale elements stay a minority (%d of %d)" % (stale, drained))
 
 
+QUEUE_COUNTERS = ("lost_resize", "lost_deregistered", "late_updates", "suspend_failures", "full", "other",
+                  "capture_failed")
+
+
+def scenario_queue_losses(a):
+    """walk=safepoint with queues of one element and a 200 us interval: the
+    first signals find the queue full before the drainer grows it, and the
+    summary's `queue losses` line names every queue-level counter."""
+    txt = os.path.join(a.workdir, "p.txt")
+    rc, so, se = run(java_cmd(a, "walk=safepoint,queue=1,interval=200us,file=%s,quiet" % txt))
+    check(rc == 0 and "fixture done" in so, "queue-losses: the JVM ran to the end (exit %d)" % rc)
+    if not check(os.path.exists(txt), "queue-losses: wrote the summary"):
+        print(se)
+        return
+    with open(txt) as f:
+        t = f.read()
+    ql = summary_value(t, "queue losses")
+    print("      summary: queue losses: " + ql)
+    counts = {}
+    for name in QUEUE_COUNTERS:
+        m = re.search(r"\b" + name + r" (\d+)", ql)
+        if check(m is not None, "queue-losses: the summary names %s" % name):
+            counts[name] = int(m.group(1))
+    check(counts.get("full", 0) > 0, "queue-losses: a queue of one element was found full (%d)" % counts.get("full", 0))
+
+
 def scenario_wall(a):
     out = os.path.join(a.workdir, "p.collapsed")
     rc, so, se = run(java_cmd(a, "event=wall,interval=2ms,threads,file=%s,quiet" % out))
@@ -364,6 +392,8 @@ def main():
         scenario_cpu(a, s)
     elif s == "safepoint":
         scenario_safepoint(a)
+    elif s == "queue-losses":
+        scenario_queue_losses(a)
     elif s == "wall":
         scenario_wall(a)
     elif s == "formats":

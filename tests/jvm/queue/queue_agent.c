@@ -9,10 +9,10 @@
  * the drain) must equal JVMTI GetStackTrace of that thread.
  *
  * Also checked: every element queued is processed exactly once (short-lived
- * threads deregister with elements pending); compression (a sample whose
- * top frame equals the youngest element's has the same stack: its truth is
- * compared in the handler, and its weight is folded into the element) loses
- * no weight; ResizeQueue from the start handler takes effect at the end of
+ * threads deregister with elements pending); compression
+ * (profile2_enqueue_or_match: a sample whose capture equals the youngest
+ * element's; its truth's top frame must equal the element's, and its weight
+ * is folded into the element) loses no weight; ResizeQueue from the start handler takes effect at the end of
  * that drain; a queue registered from another thread works; a thread
  * suspended by someone else is walked but stays suspended;
  * ASGST_Capabilities() offers ASGST_REGISTER_QUEUE.
@@ -76,6 +76,8 @@ static int capture_k = -1; /* profile2's default */
 /* ASGST_Enqueue's cost in the handler: a histogram of 10 ns buckets. */
 #define COST_BUCKETS 10000
 static atomic_uint enqueue_cost[COST_BUCKETS];
+/* ... and profile2_enqueue_or_match's (queued or compressed alike). */
+static atomic_uint match_cost[COST_BUCKETS];
 
 /* Weight per youngest Java method of the queue's elements (callgraph mode):
  * a small table, named at the end. */
@@ -178,36 +180,34 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   atomic_store(&t->ready, 1);
   atomic_store(&weights[idx], 1);
   atomic_store(&outcome[idx], SAMPLE_NONE);
-  /* Every other sample tries compression first. */
-  if (idx & 1) {
-    ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), cur;
-    if (last != NULL && ASGST_GetEnqueuableElement(uc, &cur) > 0 && cur.pc == last->pc &&
-        cur.sp == last->sp && cur.fp == last->fp) {
-      unsigned other = (unsigned)(uintptr_t)last->arg;
-      /* Equal pc, sp and fp name the same top frame; its callers (and an
-       * interpreted frame's bci) may differ (profile2.h): only the method
-       * must agree, the rest is counted. */
-      const struct truth *o = &truths[other];
-      if (t->n == 0 || o->n == 0 || t->f[0].m != o->f[0].m)
-        atomic_fetch_add(&compress_mismatch, 1);
-      else if (!same_truth(t, o))
-        atomic_fetch_add(&compress_other_callers, 1);
-      /* The drainer may have taken that element meanwhile (it is then
-       * marked processed): take the weight back, counted as late. */
-      atomic_fetch_add(&weights[other], 1);
-      if (atomic_load(&processed[other])) atomic_fetch_add(&weight_late, atomic_exchange(&weights[other], 0));
-      atomic_fetch_add(&compressed, 1);
-      atomic_store(&outcome[idx], SAMPLE_COMPRESSED);
-      goto out;
-    }
-  }
+  /* Every other sample tries compression (profile2_enqueue_or_match):
+   * queued unless its capture equals the youngest element's. Both calls
+   * are timed, each into its own histogram. */
+  ASGST_QueueElement *same = NULL;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = ASGST_Enqueue(q, uc, (void *)(uintptr_t)idx);
+  int rc = idx & 1 ? profile2_enqueue_or_match(q, uc, (void *)(uintptr_t)idx, &same)
+                   : ASGST_Enqueue(q, uc, (void *)(uintptr_t)idx);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   long ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
-  atomic_fetch_add(&enqueue_cost[ns / 10 < COST_BUCKETS ? ns / 10 : COST_BUCKETS - 1], 1);
-  if (rc > 0) {
+  atomic_uint *cost = idx & 1 ? match_cost : enqueue_cost;
+  atomic_fetch_add(&cost[ns / 10 < COST_BUCKETS ? ns / 10 : COST_BUCKETS - 1], 1);
+  if (rc == 0 && same != NULL) {
+    unsigned other = (unsigned)(uintptr_t)same->arg;
+    /* The same captured frames: the top frame (method and bci) must
+     * agree; callers below the K captured frames may differ (counted). */
+    const struct truth *o = &truths[other];
+    if (t->n == 0 || o->n == 0 || t->f[0].m != o->f[0].m || t->f[0].bci != o->f[0].bci)
+      atomic_fetch_add(&compress_mismatch, 1);
+    else if (!same_truth(t, o))
+      atomic_fetch_add(&compress_other_callers, 1);
+    /* The drainer may have taken that element meanwhile (it is then
+     * marked processed): take the weight back, counted as late. */
+    atomic_fetch_add(&weights[other], 1);
+    if (atomic_load(&processed[other])) atomic_fetch_add(&weight_late, atomic_exchange(&weights[other], 0));
+    atomic_fetch_add(&compressed, 1);
+    atomic_store(&outcome[idx], SAMPLE_COMPRESSED);
+  } else if (rc > 0) {
     atomic_fetch_add(&enq_ok, 1);
     atomic_store(&outcome[idx], SAMPLE_ENQUEUED);
   } else if (rc == ASGST_ENQUEUE_FULL_QUEUE)
@@ -447,11 +447,11 @@ static void *sampler(void *arg) {
 }
 
 /* The value below which a share p of the enqueue costs lies, in ns. */
-static long cost_percentile(double p) {
+static long cost_percentile(const atomic_uint *cost, double p) {
   long total = 0, seen = 0;
-  for (int i = 0; i < COST_BUCKETS; i++) total += atomic_load(&enqueue_cost[i]);
+  for (int i = 0; i < COST_BUCKETS; i++) total += atomic_load(&cost[i]);
   for (int i = 0; i < COST_BUCKETS; i++) {
-    seen += atomic_load(&enqueue_cost[i]);
+    seen += atomic_load(&cost[i]);
     if (seen > 0 && seen >= p * (double)total) return (i + 1) * 10L;
   }
   return -1;
@@ -480,10 +480,11 @@ static int check_trees(void) {
   printf(
       "queue test: K=%s: %.2f %% of %ld elements stale; CCT overlap %.4f (whole stacks %.4f), %ld/%ld edges, "
       "weight %.0f/%.0f (truth/queue), %ld dropped; ASGST_Enqueue in the handler: median %ld ns, p99 %ld "
-      "ns\n",
+      "ns; profile2_enqueue_or_match: median %ld ns, p99 %ld ns\n",
       k, handled_n ? 100.0 * atomic_load(&stale_total) / handled_n : 0.0, handled_n, r.overlap,
-      r.stack_overlap, r.edges[0], r.edges[1], r.weight[0], r.weight[1], r.dropped, cost_percentile(0.5),
-      cost_percentile(0.99));
+      r.stack_overlap, r.edges[0], r.edges[1], r.weight[0], r.weight[1], r.dropped,
+      cost_percentile(enqueue_cost, 0.5), cost_percentile(enqueue_cost, 0.99), cost_percentile(match_cost, 0.5),
+      cost_percentile(match_cost, 0.99));
   return r.overlap < MIN_OVERLAP || r.dropped != 0 ? 19 : 0;
 }
 
@@ -523,7 +524,7 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
   }
   long total_weight = atomic_load(&enq_ok) + atomic_load(&compressed);
   printf("queue test: %ld signals, %ld truths lost; enqueued %ld, compressed %ld (%ld with another top "
-         "method, %ld with other callers), "
+         "frame, %ld with other callers), "
          "full %ld, other %ld\n",
          atomic_load(&signals), atomic_load(&truth_lost), atomic_load(&enq_ok), atomic_load(&compressed),
          atomic_load(&compress_mismatch), atomic_load(&compress_other_callers), atomic_load(&enq_full),
@@ -564,13 +565,9 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
    * them profile2 assumes the thread did not return past the deepest one
    * and rebuild the same frames at the same addresses (profile2.h, "Limits"):
    * recursion does that now and then, a few in 100,000 elements here. */
-  /* Compression keeps the top method of compiled frames; an interpreted
-   * method that returned and another called at the same depth can share
-   * pc (the interpreter's), sp and fp (profile2.h, ASGST_GetEnqueuableElement):
-   * 0 to 2 of ~400 compressions a run (2 seen once under ASan). 2 % is
-   * four times the worst seen. */
-  if (atomic_load(&elem_mismatch) * 5000 > atomic_load(&handled) ||
-      atomic_load(&compress_mismatch) * 50 > atomic_load(&compressed))
+  /* Compression merges only equal captures (profile2_enqueue_or_match):
+   * the top frame, method and bci, always agrees. */
+  if (atomic_load(&elem_mismatch) * 5000 > atomic_load(&handled) || atomic_load(&compress_mismatch) != 0)
     rc = 12;
   if (atomic_load(&jvmti_mismatch)) rc = 13;
   if (atomic_load(&resize_failures) || atomic_load(&resize_checks) == 0) rc = 14;

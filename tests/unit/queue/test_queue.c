@@ -208,6 +208,36 @@ Test(queue, abort_gives_the_slot_back_unpublished) {
   p2_queue_destroy(q);
 }
 
+Test(queue, unreserve_gives_the_slot_back_uncounted) {
+  struct p2_queue *q = make(2);
+  push(q, 1);
+  int err;
+  void *a = p2_queue_reserve(q, &err);
+  cr_assert_not_null(a);
+  p2_queue_unreserve(q);
+  cr_assert_eq(p2_queue_size_info(q).size, 1);
+  cr_assert_eq(seq_at(q, -1), 1, "the youngest element is still the one committed");
+  struct p2_queue_stats s = stats(q);
+  cr_assert_eq(s.aborted, 0, "a sample folded elsewhere is no failed capture");
+  cr_assert_eq(p2_queue_size_info(q).attempts, 1, "the attempt was taken back");
+  cr_assert_eq(p2_queue_reserve(q, &err), a, "the same slot is reserved again");
+  p2_queue_commit(q);
+  cr_assert_eq(p2_queue_size_info(q).size, 2);
+  p2_queue_destroy(q);
+}
+
+Test(queue, unreserve_after_a_drain_end_reset_leaves_the_count_at_zero) {
+  struct p2_queue *q = make(2);
+  int err;
+  cr_assert_not_null(p2_queue_reserve(q, &err));
+  /* a drain ends between reserve and unreserve: it resets the count */
+  p2_queue_drain_begin(q);
+  p2_queue_drain_end(q);
+  p2_queue_unreserve(q);
+  cr_assert_eq(p2_queue_size_info(q).attempts, 0, "no wrap below zero");
+  p2_queue_destroy(q);
+}
+
 Test(queue, full_queue_counts_attempts) {
   struct p2_queue *q = make(2);
   push(q, 1);

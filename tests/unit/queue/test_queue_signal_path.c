@@ -37,6 +37,8 @@ static void produce(void) {
     it->seq = (uint64_t)calls;
     if (calls % 5 == 0) {
       p2_queue_abort(q);
+    } else if (calls % 5 == 1) {
+      p2_queue_unreserve(q);
     } else {
       p2_queue_commit(q);
     }

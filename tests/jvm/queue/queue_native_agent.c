@@ -1,0 +1,217 @@
+/* Compression inside one long JNI call (NativeFixture.java): a thread in
+ * nativeSpin recurses in C to depths 1..5 in turn, sleeping ~2 ms at the
+ * bottom, while SIGPROF arrives every 200 us. Its queue captures the
+ * native frames (ASGST_INCLUDE_NON_JAVA_FRAMES), and every sample goes
+ * through profile2_enqueue_or_match.
+ *
+ * Each sample's truth is its native frames above the first Java frame
+ * (ASGST_RunWithIterator with ASGST_INCLUDE_NON_JAVA_FRAMES, in the
+ * handler). Checked: a sample folded into an element has the element's
+ * native frames, pc for pc (none merged across depths); samples were
+ * folded at all (a sleep at one depth is one stack); elements of at least
+ * three native depths were queued; the element's iterator yields the
+ * truth's native frames; and the old compression key (pc, sp, fp of the
+ * top Java frame, ASGST_GetEnqueuableElement) would have merged different
+ * native stacks (so the test can see the defect it guards against).
+ *
+ * Context notes: on_sigprof is a signal handler (AS-Safe calls only);
+ * on_element runs on profile2's drainer (or the deregistering thread). */
+#include <errno.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <profile2.h>
+
+#define RING 4096
+#define MAX_NATIVE 24
+#define MAX_DEPTH 5
+
+struct truth {
+  int32_t n; /* native frames above the first Java frame (<= MAX_NATIVE kept) */
+  void *pc[MAX_NATIVE];
+};
+
+static jvmtiEnv *jvmti;
+static JavaVM *the_vm;
+static struct truth truths[RING];
+static atomic_int worker_tid;
+static ASGST_Queue *_Atomic queue;
+static atomic_uint next_sample;
+static atomic_bool stop;
+static atomic_long signals, truth_lost, enqueued, compressed, merged_distinct, old_key_merges, refused,
+    handled, elem_mismatch, depth_seen[MAX_NATIVE + 1];
+
+/* Context: signal handler. */
+static void collect(ASGST_Iterator *it, void *arg) {
+  struct truth *t = arg;
+  ASGST_Frame f;
+  t->n = 0;
+  while (ASGST_NextFrame(it, &f) == 1 && f.type == ASGST_FRAME_NON_JAVA)
+    if (t->n < MAX_NATIVE) t->pc[t->n++] = f.pc;
+}
+
+static bool same_natives(const struct truth *a, const struct truth *b) {
+  if (a->n != b->n) return false;
+  for (int i = 0; i < a->n; i++)
+    if (a->pc[i] != b->pc[i]) return false;
+  return true;
+}
+
+/* Context: SIGPROF handler; AS-Safe. */
+static void on_sigprof(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si;
+  int saved = errno;
+  ASGST_Queue *q = atomic_load(&queue);
+  if (q == NULL || syscall(SYS_gettid) != atomic_load(&worker_tid)) goto out;
+  atomic_fetch_add(&signals, 1);
+  unsigned idx = atomic_fetch_add(&next_sample, 1) % RING;
+  struct truth *t = &truths[idx];
+  if (ASGST_RunWithIterator(uc, ASGST_INCLUDE_NON_JAVA_FRAMES, collect, t) <= 0) {
+    atomic_fetch_add(&truth_lost, 1);
+    goto out;
+  }
+  /* What the old key would have done: the top Java frame is nativeSpin's
+   * for every sample, whatever the C code below it does. */
+  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), top;
+  if (last != NULL && ASGST_GetEnqueuableElement(uc, &top) > 0 && top.pc == last->pc && top.sp == last->sp &&
+      top.fp == last->fp && !same_natives(t, &truths[(uintptr_t)last->arg % RING]))
+    atomic_fetch_add(&old_key_merges, 1);
+  ASGST_QueueElement *same = NULL;
+  int rc = profile2_enqueue_or_match(q, uc, (void *)(uintptr_t)idx, &same);
+  if (rc == 0 && same != NULL) {
+    atomic_fetch_add(&compressed, 1);
+    if (!same_natives(t, &truths[(uintptr_t)same->arg % RING])) atomic_fetch_add(&merged_distinct, 1);
+  } else if (rc > 0) {
+    atomic_fetch_add(&enqueued, 1);
+    atomic_fetch_add(&depth_seen[t->n < MAX_NATIVE ? t->n : MAX_NATIVE], 1);
+  } else {
+    atomic_fetch_add(&refused, 1);
+  }
+out:
+  errno = saved;
+}
+
+/* The element's native frames against its truth's. Context: queue handler. */
+static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
+  (void)queue_arg;
+  const struct truth *t = &truths[(uintptr_t)arg % RING];
+  struct truth seen;
+  collect(it, &seen);
+  atomic_fetch_add(&handled, 1);
+  if (!same_natives(t, &seen)) atomic_fetch_add(&elem_mismatch, 1);
+}
+
+/* The C recursion: frames that differ only in depth, each kept (noinline,
+ * and work after the call so that it is no tail call). */
+__attribute__((noinline)) static int descend(int depth, long sleep_ns) {
+  if (depth == 0) {
+    struct timespec left = {0, sleep_ns};
+    /* SIGPROF interrupts the sleep; sleep the rest at the same depth. */
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+    return 0;
+  }
+  int r = descend(depth - 1, sleep_ns);
+  __asm__ volatile("" ::: "memory");
+  return r + 1;
+}
+
+JNIEXPORT void JNICALL Java_NativeFixture_nativeSpin(JNIEnv *env, jclass c, jint millis) {
+  (void)env, (void)c;
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (int round = 0;; round++) {
+    descend(1 + round % MAX_DEPTH, 2000000);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= millis) break;
+  }
+}
+
+static void *sampler(void *arg) {
+  (void)arg;
+  struct timespec period = {0, 200000};
+  while (!atomic_load(&stop)) {
+    nanosleep(&period, NULL);
+    int tid = atomic_load(&worker_tid);
+    if (tid != 0 && atomic_load(&queue) != NULL) syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+  }
+  return NULL;
+}
+
+JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
+  (void)env, (void)c;
+  atomic_store(&stop, true);
+  ASGST_Queue *q = atomic_exchange(&queue, NULL);
+  if (q != NULL) ASGST_DeregisterQueue(NULL, q);
+  int depths = 0;
+  for (int i = 0; i <= MAX_NATIVE; i++) depths += atomic_load(&depth_seen[i]) > 0;
+  printf("queue native test: %ld signals, %ld truths lost; enqueued %ld (%d native depths), compressed %ld "
+         "(%ld into another native stack), refused %ld; the top-frame key would have merged %ld different "
+         "native stacks; %ld elements handled, %ld with other native frames than their truth\n",
+         atomic_load(&signals), atomic_load(&truth_lost), atomic_load(&enqueued), depths,
+         atomic_load(&compressed), atomic_load(&merged_distinct), atomic_load(&refused),
+         atomic_load(&old_key_merges), atomic_load(&handled), atomic_load(&elem_mismatch));
+  fflush(stdout);
+  if (atomic_load(&merged_distinct) != 0) return 21;
+  if (atomic_load(&compressed) * 4 < atomic_load(&signals))
+    return 22; /* a sleep is one stack: mostly folded */
+  if (depths < 3) return 23;
+  if (atomic_load(&old_key_merges) == 0) return 24;
+  if (atomic_load(&handled) != atomic_load(&enqueued) || atomic_load(&elem_mismatch) != 0) return 25;
+  return 0;
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
+  (void)env;
+  jvmtiThreadInfo info;
+  if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE) return;
+  bool mine = info.name != NULL && strcmp(info.name, "native-worker") == 0;
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+  if (!mine) return;
+  ASGST_Queue *q = ASGST_RegisterQueue(jni, 64, ASGST_INCLUDE_NON_JAVA_FRAMES, on_element, NULL);
+  if (q == NULL) {
+    fprintf(stderr, "queue native test: queue registration failed\n");
+    exit(5);
+  }
+  atomic_store(&worker_tid, (int)syscall(SYS_gettid));
+  atomic_store(&queue, q);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *env, JNIEnv *jni, jthread thread) {
+  (void)env, (void)jni, (void)thread;
+  if (profile2_init(the_vm) != 0 || !(ASGST_Capabilities() & ASGST_REGISTER_QUEUE)) {
+    fprintf(stderr, "queue native test: ASGST_REGISTER_QUEUE not offered\n");
+    exit(4);
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGPROF, &sa, NULL);
+  pthread_t t;
+  pthread_create(&t, NULL, sampler, NULL);
+  pthread_detach(t);
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  (void)options, (void)reserved;
+  the_vm = vm;
+  if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.VMInit = on_vm_init;
+  cb.ThreadStart = on_thread_start;
+  (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+  (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+  return JNI_OK;
+}
