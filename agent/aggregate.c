@@ -151,7 +151,8 @@ static void count_unnamed(struct p2_aggregator *a, const uint32_t *path, size_t 
     const struct p2_frame_desc *f = &a->cct->frames[path[i]];
     if (f->name[0] != '[') continue;
     if (f->kind <= P2_FRAME_JAVA)
-      java = java || strcmp(f->name, "[unknown_Java]") == 0 || strncmp(f->name, "[unknown_class].", 16) == 0;
+      java = java || strcmp(f->name, "[unknown_Java]") == 0 || strcmp(f->name, "[redefined_method]") == 0 ||
+             strncmp(f->name, "[unknown_class].", 16) == 0;
     else if (f->kind == P2_FRAME_NATIVE)
       native = native || strcmp(f->name, "[unknown]") == 0;
   }

@@ -9,11 +9,39 @@
 /* Probes per lookup: the handler must not search long. */
 #define MAX_PROBES 64
 
-/* A slot's key goes 0 -> Method* once (CAS in a handler), and
- * Method* -> Method*|1 when the class is unloaded. Method* is at least
- * 8-byte aligned, so bit 0 is free. */
+/* Bytes for the names captured at first intern (class and method name, in
+ * signature form, NUL-terminated). A name costs about 60 bytes, so this
+ * holds ~140 000 of them; when it is full, a slot is named later instead
+ * (verified, see fill()) and the shortfall is counted. */
+#define ARENA_BYTES (8u << 20)
+
+/* Names up to these lengths are read onto the handler's stack first; longer
+ * ones are read a second time straight into the arena. */
+#define STACK_METHOD 96
+#define STACK_CLASS 192
+
+/* A slot's key goes 0 -> Method*|BUSY (claimed by one CAS in a handler) ->
+ * Method* (published, release, once holder, idnum and the names are
+ * written) -> Method*|DEAD when the class is unloaded. Method* is at least
+ * 8-byte aligned, so bits 0 and 1 are free.
+ *
+ * Why a slot is more than a Method*: HotSpot frees the old version of a
+ * redefined or retransformed method at a safepoint once no frame runs it,
+ * and the next version's methods often reuse the memory at once. A slot
+ * therefore also holds the method's identity as it was when interned (its
+ * class and its idnum, which together give one name), and a lookup only
+ * matches a slot whose identity is the method's current one: a reused
+ * address gets its own slot. The names are copied in the handler, while
+ * the frame being walked keeps the method alive, so naming never reads a
+ * Method* that may have been freed since. */
+#define KEY_DEAD ((uintptr_t)1)
+#define KEY_BUSY ((uintptr_t)2)
+
 struct slot {
   _Atomic uintptr_t key;
+  ASGST_Class holder;                 /* written before publication */
+  int32_t idnum;                      /* written before publication */
+  const char *cls, *mname;            /* captured (arena), or NULL: arena full */
   const char *name;                   /* set once, under names_lock */
   ASGST_MethodLineNumberEntry *lines; /* set once, under names_lock */
   int32_t nlines;
@@ -21,8 +49,10 @@ struct slot {
 };
 
 static struct slot slots[P2_METHOD_SLOTS];
+static char arena[ARENA_BYTES];
+static atomic_size_t arena_used;
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_uint_fast64_t full;
+static atomic_uint_fast64_t full, unreadable, arena_full, unverified;
 
 _Static_assert((P2_METHOD_SLOTS & (P2_METHOD_SLOTS - 1)) == 0, "a power of two");
 
@@ -30,29 +60,144 @@ static size_t hash(uintptr_t key) {
   return (size_t)(((key >> 3) * 0x9E3779B97F4A7C15u) >> 40) & (P2_METHOD_SLOTS - 1);
 }
 
+static void count(atomic_uint_fast64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
+
+/* n bytes of the arena, or NULL when it is exhausted (counted).
+ * Context: AS-Safe, lock-free. */
+static char *arena_take(size_t n) {
+  size_t at = atomic_fetch_add_explicit(&arena_used, n, memory_order_relaxed);
+  if (at > ARENA_BYTES || n > ARENA_BYTES - at) {
+    count(&arena_full);
+    return NULL;
+  }
+  return arena + at;
+}
+
+/* A copy of the len bytes at s (NUL added) in the arena, or NULL.
+ * Context: AS-Safe. */
+static const char *arena_copy(const char *s, size_t len) {
+  char *d = arena_take(len + 1);
+  if (d == NULL) return NULL;
+  memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+/* The method's name and its class's name into the arena (both or neither).
+ * A name longer than the stack buffer is read again into the arena at its
+ * exact length. Context: AS-Safe; method must be alive (its frame is on a
+ * stopped stack). */
+static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holder) {
+  char mbuf[STACK_METHOD], cbuf[STACK_CLASS];
+  ASGST_MethodInfo mi = {0};
+  mi.method_name = mbuf;
+  mi.method_name_length = sizeof mbuf;
+  ASGST_GetMethodInfo(method, &mi);
+  ASGST_ClassInfo ci = {0};
+  ci.class_name = cbuf;
+  ci.class_name_length = sizeof cbuf;
+  ASGST_GetClassInfo(holder, &ci);
+  if (mi.klass != holder || mi.method_name_length <= 0) return; /* changed under us: name later */
+  const char *m, *c;
+  if ((size_t)mi.method_name_length < sizeof mbuf) {
+    m = arena_copy(mbuf, (size_t)mi.method_name_length);
+  } else {
+    char *d = arena_take((size_t)mi.method_name_length + 1);
+    ASGST_MethodInfo again = {0};
+    again.method_name = d;
+    again.method_name_length = mi.method_name_length + 1;
+    if (d != NULL) ASGST_GetMethodInfo(method, &again);
+    m = d != NULL && again.method_name_length == mi.method_name_length ? d : NULL;
+  }
+  if ((size_t)ci.class_name_length < sizeof cbuf) {
+    c = arena_copy(cbuf, (size_t)ci.class_name_length);
+  } else {
+    char *d = arena_take((size_t)ci.class_name_length + 1);
+    ASGST_ClassInfo again = {0};
+    again.class_name = d;
+    again.class_name_length = ci.class_name_length + 1;
+    if (d != NULL) ASGST_GetClassInfo(holder, &again);
+    c = d != NULL && again.class_name_length == ci.class_name_length ? d : NULL;
+  }
+  if (m == NULL || c == NULL) return;
+  s->mname = m;
+  s->cls = c;
+}
+
 uint32_t p2_methods_intern(ASGST_Method method) {
   uintptr_t key = (uintptr_t)method;
-  if (key == 0) return P2_METHOD_NONE;
+  if (key == 0) { /* a queue element's frame whose method version was freed (profile2.h, ASGST_Frame) */
+    count(&unreadable);
+    return P2_METHOD_NONE;
+  }
+  /* The identity now: one read of the method (no strings). */
+  ASGST_MethodInfo id = {0};
+  ASGST_GetMethodInfo(method, &id);
+  if (id.klass == NULL) {
+    count(&unreadable);
+    return P2_METHOD_NONE;
+  }
   size_t i = hash(key);
   for (int n = 0; n < MAX_PROBES; n++, i = (i + 1) & (P2_METHOD_SLOTS - 1)) {
-    uintptr_t cur = atomic_load_explicit(&slots[i].key, memory_order_acquire);
-    if (cur == key) return (uint32_t)i;
-    if (cur == 0) {
-      if (atomic_compare_exchange_strong(&slots[i].key, &cur, key)) return (uint32_t)i;
-      if (cur == key) return (uint32_t)i; /* another thread inserted it first */
+    struct slot *s = &slots[i];
+    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+    if (cur == key) {
+      if (s->holder == id.klass && s->idnum == id.idnum) return (uint32_t)i;
+      continue; /* the address of an earlier method, freed and reused */
     }
+    if (cur == 0 && atomic_compare_exchange_strong(&s->key, &cur, key | KEY_BUSY)) {
+      s->holder = id.klass;
+      s->idnum = id.idnum;
+      capture_names(s, method, id.klass);
+      atomic_store_explicit(&s->key, key, memory_order_release);
+      return (uint32_t)i;
+    }
+    /* Taken meanwhile, or being filled (BUSY): a slot filled by another
+     * handler for this very method is skipped rather than waited for, so
+     * at worst the method has two slots with the same name. */
   }
-  atomic_fetch_add_explicit(&full, 1, memory_order_relaxed);
+  count(&full);
   return P2_METHOD_NONE;
 }
 
 uint64_t p2_methods_full(void) { return atomic_load_explicit(&full, memory_order_relaxed); }
 
-/* "pkg/Class.method" (malloc'ed). Called with names_lock held, so the
- * unload handler cannot retire the slot meanwhile; a class already freed
- * by the GC but not reported yet is answered from profile2's snapshot. */
-static char *describe(ASGST_Method method) {
+void p2_methods_stats(struct p2_methods_stats *out) {
+  out->full = atomic_load_explicit(&full, memory_order_relaxed);
+  out->unreadable = atomic_load_explicit(&unreadable, memory_order_relaxed);
+  out->arena_full = atomic_load_explicit(&arena_full, memory_order_relaxed);
+  out->unverified = atomic_load_explicit(&unverified, memory_order_relaxed);
+}
+
+/* "pkg/Class.method" (malloc'ed) from a class name in signature form
+ * ("Ljava/lang/String;") and a method name. */
+static char *compose(const char *cls, const char *name) {
+  const char *c = cls[0] == 'L' ? cls + 1 : cls;
+  size_t len = strlen(c);
+  if (len > 0 && c[len - 1] == ';') len--;
+  if (name[0] == '\0') return strdup("[unknown_Java]");
+  char *out = NULL;
+  if (asprintf(&out, "%.*s.%s", (int)len, len > 0 ? c : "[unknown_class]", name) < 0) return NULL;
+  return out;
+}
+
+/* Is the method at the slot's address still the one the slot was made
+ * for (same class, same idnum: same name)? */
+static bool still_same(const struct slot *s, ASGST_Method method) {
+  ASGST_MethodInfo id = {0};
+  ASGST_GetMethodInfo(method, &id);
+  return id.klass == s->holder && id.idnum == s->idnum;
+}
+
+/* "pkg/Class.method" of a slot whose names were not captured (the arena
+ * was full), read now and trusted only if the address still holds the
+ * slot's method before and after the read; NULL otherwise. Called with
+ * names_lock held, so the unload handler cannot retire the slot meanwhile;
+ * a class already freed by the GC but not reported yet is answered from
+ * profile2's snapshot. */
+static char *describe(const struct slot *s, ASGST_Method method) {
   char name[512], cls[1024];
+  if (!still_same(s, method)) return NULL;
   ASGST_MethodInfo mi = {0};
   mi.method_name = name;
   mi.method_name_length = sizeof name;
@@ -61,24 +206,23 @@ static char *describe(ASGST_Method method) {
   ci.class_name = cls;
   ci.class_name_length = sizeof cls;
   ASGST_GetClassInfo(mi.klass, &ci);
-  /* Class names come in signature form ("Ljava/lang/String;"). */
-  char *c = cls[0] == 'L' ? cls + 1 : cls;
-  size_t len = strlen(c);
-  if (len > 0 && c[len - 1] == ';') c[--len] = '\0';
-  char *out = NULL;
-  if (name[0] == '\0') return strdup("[unknown_Java]");
-  if (asprintf(&out, "%s.%s", len > 0 ? c : "[unknown_class]", name) < 0) return NULL;
-  return out;
+  if (mi.klass != s->holder || mi.idnum != s->idnum || !still_same(s, method)) return NULL;
+  return compose(cls, name);
 }
 
+/* Lines are read when first asked for, from whatever version of the method
+ * is at the address then, if it is still this method (else none). A later
+ * version at the same address (a reuse) gives its own table: right when
+ * retransformation kept the bytecode, approximate otherwise. */
 static void read_lines(struct slot *s, ASGST_Method method) {
   s->lines_read = true;
+  if (!still_same(s, method)) return;
   int n = ASGST_GetMethodLineNumberTable(method, NULL, 0);
   if (n <= 0) return;
   ASGST_MethodLineNumberEntry *t = malloc((size_t)n * sizeof *t);
   if (t == NULL) return;
   int got = ASGST_GetMethodLineNumberTable(method, t, n);
-  if (got <= 0 || got > n) {
+  if (got <= 0 || got > n || !still_same(s, method)) {
     free(t);
     return;
   }
@@ -86,18 +230,28 @@ static void read_lines(struct slot *s, ASGST_Method method) {
   s->nlines = got;
 }
 
+/* Name of a slot: the captured names, else (arena full) read now and
+ * verified, else [redefined_method] (counted): its address holds another
+ * method now. Caller holds names_lock. */
+static void name_slot(struct slot *s, ASGST_Method method, bool dead) {
+  if (s->name != NULL) return;
+  char *n = NULL;
+  if (s->cls != NULL && s->mname != NULL)
+    n = compose(s->cls, s->mname);
+  else if (!dead)
+    n = describe(s, method);
+  if (n == NULL) count(&unverified);
+  s->name = n != NULL ? n : dead ? "[unloaded_method]" : "[redefined_method]";
+}
+
 /* Fill name (and lines if want_lines) of a slot. Caller holds names_lock. */
 static void fill(struct slot *s, bool want_lines) {
   uintptr_t key = atomic_load(&s->key);
-  if (key & 1) { /* unloaded: whatever was filled at unload is all there is */
-    if (s->name == NULL) s->name = "[unloaded_method]";
-    return;
-  }
-  if (s->name == NULL) {
-    char *n = describe((ASGST_Method)key);
-    s->name = n != NULL ? n : "[unknown_Java]";
-  }
-  if (want_lines && !s->lines_read) read_lines(s, (ASGST_Method)key);
+  bool dead = (key & KEY_DEAD) != 0;
+  ASGST_Method m = (ASGST_Method)(key & ~(KEY_DEAD | KEY_BUSY));
+  name_slot(s, m, dead);
+  /* unloaded: whatever was read at unload is all there is */
+  if (want_lines && !s->lines_read && !dead) read_lines(s, m);
 }
 
 const char *p2_methods_name(uint32_t slot) {
@@ -130,31 +284,24 @@ int32_t p2_methods_line(uint32_t slot, int32_t bci) {
   return line;
 }
 
-static uint32_t find(ASGST_Method method) {
-  uintptr_t key = (uintptr_t)method;
-  size_t i = hash(key);
-  for (int n = 0; n < MAX_PROBES; n++, i = (i + 1) & (P2_METHOD_SLOTS - 1)) {
-    uintptr_t cur = atomic_load(&slots[i].key);
-    if (cur == key) return (uint32_t)i;
-    if (cur == 0) break;
-  }
-  return P2_METHOD_NONE;
-}
-
-void p2_methods_on_class_unload(ASGST_Class klass, ASGST_Method *dying, int count, bool redefined,
+void p2_methods_on_class_unload(ASGST_Class klass, ASGST_Method *dying, int count_, bool redefined,
                                 void *arg) {
-  (void)klass, (void)redefined, (void)arg;
+  (void)redefined, (void)arg;
   pthread_mutex_lock(&names_lock);
-  for (int i = 0; i < count; i++) {
-    uint32_t s = find(dying[i]);
-    if (s == P2_METHOD_NONE) continue; /* never sampled */
-    struct slot *sl = &slots[s];
-    if (sl->name == NULL) {
-      char *n = describe(dying[i]);
-      sl->name = n != NULL ? n : "[unknown_Java]";
+  for (int i = 0; i < count_; i++) {
+    uintptr_t key = (uintptr_t)dying[i];
+    size_t at = hash(key);
+    /* Every published slot of this address and class: earlier methods
+     * that lived there have their own (already dead) slots. */
+    for (int n = 0; n < MAX_PROBES; n++, at = (at + 1) & (P2_METHOD_SLOTS - 1)) {
+      struct slot *s = &slots[at];
+      uintptr_t cur = atomic_load(&s->key);
+      if (cur == 0) break;
+      if (cur != key || s->holder != klass) continue;
+      name_slot(s, dying[i], false);
+      if (!s->lines_read) read_lines(s, dying[i]);
+      atomic_store(&s->key, key | KEY_DEAD);
     }
-    if (!sl->lines_read) read_lines(sl, dying[i]);
-    atomic_store(&sl->key, (uintptr_t)dying[i] | 1);
   }
   pthread_mutex_unlock(&names_lock);
 }

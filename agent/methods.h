@@ -1,6 +1,16 @@
 /* Java methods seen in samples: interned in the signal handler into a
  * lock-free table (a frame then records a 32-bit slot instead of a Method*),
- * named and given line tables later, off the signal path.
+ * their names copied there at first intern, line tables read later, off
+ * the signal path.
+ *
+ * A slot is a Method* together with its identity when interned (class and
+ * idnum): HotSpot frees old versions of redefined or retransformed methods
+ * without an event and reuses the memory for the next version's methods,
+ * so a later method at the same address gets another slot, and names are
+ * copied while the walked frame keeps the method alive (profile2.h, next
+ * to ASGST_GetMethodInfo). A slot whose names could not be copied (arena
+ * full) is named later only if its address still holds its method, else
+ * [redefined_method] (counted).
  *
  * A Method* dies with its class. The class-unload handler (registered with
  * ASGST_RegisterClassUnloadHandler by the session) names the dying methods
@@ -51,5 +61,15 @@ void p2_methods_on_class_unload(ASGST_Class klass, ASGST_Method *methods, int co
 
 /* Interning failures (table full) since start. Context: AS-Safe. */
 uint64_t p2_methods_full(void);
+
+struct p2_methods_stats {
+  uint64_t full;       /* no slot: table full around the hash */
+  uint64_t unreadable; /* no slot: the method could not be read */
+  uint64_t arena_full; /* names not copied at intern: name arena exhausted */
+  uint64_t unverified; /* slots named [redefined_method] / [unloaded_method] */
+};
+
+/* All counters since start. Context: AS-Safe. */
+void p2_methods_stats(struct p2_methods_stats *out);
 
 #endif

@@ -345,12 +345,18 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              s.opt.depth);
   if (s.thread_errors)
     add_stat(st, &n, max, "threads not sampled", "%lu (%s)", s.thread_errors, s.first_thread_error);
-  if (p2_methods_full())
-    add_stat(st, &n, max, "methods unnamed", "%llu frames (method table full)",
-             (unsigned long long)p2_methods_full());
+  struct p2_methods_stats ms;
+  p2_methods_stats(&ms);
+  if (ms.full || ms.unreadable)
+    add_stat(st, &n, max, "methods unnamed", "%llu frames (method table full), %llu (method unreadable)",
+             (unsigned long long)ms.full, (unsigned long long)ms.unreadable);
+  if (ms.arena_full || ms.unverified)
+    add_stat(st, &n, max, "method names", "%llu not copied when first seen (name arena full), %llu methods "
+             "freed before they could be named ([redefined_method], [unloaded_method])",
+             (unsigned long long)ms.arena_full, (unsigned long long)ms.unverified);
   add_stat(st, &n, max, "unnamed frames",
-           "%llu samples with a Java method not named ([unknown_Java]), %llu with native code outside every "
-           "module ([unknown])",
+           "%llu samples with a Java method not named ([unknown_Java], [redefined_method]), %llu with native "
+           "code outside every module ([unknown])",
            (unsigned long long)s.agg.unnamed_java, (unsigned long long)s.agg.unnamed_native);
   return n;
 }

@@ -126,7 +126,9 @@ typedef struct {
   uint8_t type;        /* enum ASGST_FrameTypeId, 0 on error */
   int comp_level;      /* 0 interpreted, 1-4 compiled tier, -1 unknown */
   int bci;             /* bytecode index, -1 where there is none */
-  ASGST_Method method; /* NULL for non-Java frames */
+  ASGST_Method method; /* NULL for non-Java frames, and for a queue element's
+                        * captured frame whose method HotSpot freed before
+                        * the drain (see ASGST_GetMethodInfo) */
   void *pc;            /* program counter in this frame */
   void *sp;            /* stack pointer of this frame, may be NULL */
   void *fp;            /* frame pointer of this frame, may be NULL */
@@ -286,16 +288,30 @@ typedef struct {
  * oops/instanceKlass.cpp, JDK 17 and 25); then, at a later safepoint and
  * without any event, it frees it, and the class loader's metaspace reuses
  * the memory at once, typically for the next version's methods. So:
- * guaranteed right is the answer for a Method* on a stack that cannot
- * unwind meanwhile: inside the signal handler that walked it (the thread
- * is stopped in Java code or in native code with the frame below it), or
- * in a queue handler for the live frames of its stopped thread. A Method*
- * kept and looked at later may have been freed and reused: the answer is
- * then that of whatever method lives there now, or the unreadable one;
- * it never crashes. profile2 does not detect that case: a profiler that
- * keeps Method*s across a redefinition must name them where they were
- * captured. Class-unload handlers are not called for old versions
- * (docs/conformance.md, D8).
+ * - Guaranteed right is the answer for a Method* on a stack that cannot
+ *   unwind meanwhile: inside the signal handler that walked it (the thread
+ *   is stopped in Java code or in native code with the frame below it), or
+ *   in a queue handler for the live frames of its stopped thread.
+ * - A queue element's captured frames (those above the live ones, which
+ *   may have returned before the drain) are checked: an interpreted frame's
+ *   Method* is recorded with its identity (declaring class and idnum, which
+ *   together give one name and signature); if at the drain the address no
+ *   longer holds that identity, the frame yields the class's current version
+ *   of the method (same idnum; HotSpot keeps the idnum across versions whose
+ *   bytecode is equivalent) or, if there is none (an obsolete version whose
+ *   bytecode changed gets a fresh idnum), a NULL method; never the method
+ *   that lives at the address now. Compiled and native-wrapper frames are
+ *   checked through their code (PROFILE2_CODE_GONE).
+ * - A Method* kept and looked at later may have been freed and reused: the
+ *   answer is then that of whatever method lives there now, or the
+ *   unreadable one; it never crashes. A profiler that keeps Method*s must
+ *   copy what it needs where they were captured, or keep with each its
+ *   identity (klass and idnum of this call, AS-Safe) and trust a later
+ *   answer only if it gives the same identity; the same name follows,
+ *   though the line table may be that of another version of the method.
+ *   profile2's agent does both (agent/methods.c).
+ * Class-unload handlers are not called for old versions (docs/conformance.md,
+ * D8).
  * Context: AS-Safe (methods of classes unloaded concurrently read as
  * unreadable, never crash). */
 PROFILE2_API void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodInfo *info);

@@ -53,6 +53,12 @@ struct walk {
   uintptr_t sink;
 };
 
+/* WALK_COST_IDENTITY=1 in the environment: every Java frame also reads its
+ * method's identity (ASGST_GetMethodInfo without strings: class, idnum),
+ * which is what the profiler agent's method table adds to each frame of a
+ * walk (agent/methods.c), to measure that cost. */
+static int with_identity;
+
 /* Context: AS-Safe. */
 static void count_frames(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
@@ -61,6 +67,11 @@ static void count_frames(ASGST_Iterator *it, void *arg) {
   while ((rc = ASGST_NextFrame(it, &f)) == 1) {
     w->frames++;
     w->sink ^= (uintptr_t)f.method; /* use every frame's result */
+    if (with_identity && f.method != NULL) {
+      ASGST_MethodInfo mi = {0};
+      ASGST_GetMethodInfo(f.method, &mi);
+      w->sink ^= (uintptr_t)mi.klass ^ (uintptr_t)mi.idnum;
+    }
     if (f.type == ASGST_FRAME_JAVA_INLINED)
       w->inlined++;
     else if (f.type == ASGST_FRAME_JAVA_NATIVE)
@@ -209,6 +220,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   (void)options, (void)reserved;
   the_vm = vm;
+  const char *id = getenv("WALK_COST_IDENTITY");
+  with_identity = id != NULL && strcmp(id, "1") == 0;
   jvmtiEnv *jvmti;
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
   jvmtiEventCallbacks cb;

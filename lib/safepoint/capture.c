@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "common/p2_error.h"
+#include "vm/method.h"
 #include "vm/unload_index.h"
 
 size_t p2_capture_size(int below, int options) {
@@ -65,6 +66,10 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
     cf->method = w.phys.method;
     cf->code = w.phys.kind == P2_PHYS_INTERPRETED ? w.phys.bcp : w.phys.blob;
     cf->debug_pc = w.phys.debug_pc;
+    cf->holder = NULL;
+    cf->idnum = 0;
+    if (w.phys.kind == P2_PHYS_INTERPRETED && p2_method_identity(w.phys.method, &cf->holder, &cf->idnum) != 0)
+      cf->holder = NULL;
     cf->compile_id = w.phys.compile_id;
     cf->bci = f.bci;
     cf->comp_level = (int8_t)f.comp_level;

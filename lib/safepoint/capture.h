@@ -25,6 +25,8 @@ struct p2_cframe {
   const void *method;     /* interpreted / compiled / wrapper: Method* */
   const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp */
   const char *debug_pc;   /* compiled: pc for the scopes (deopt-adjusted) */
+  const void *holder;     /* interpreted: the method's identity (p2_method_identity), */
+  uint16_t idnum;         /* holder NULL if unreadable: the drain checks it still holds */
   int32_t compile_id;
   int32_t bci;            /* interpreted: bci (-1 for a native method) */
   uint8_t kind;           /* enum p2_phys_kind */
@@ -32,6 +34,14 @@ struct p2_cframe {
   bool exact;
   uint8_t pad;
 };
+
+/* Why an interpreted frame keeps its method's identity: the frame may
+ * return before the drain, and then nothing keeps an old version of a
+ * redefined method alive; HotSpot frees it at its next safepoint and
+ * reuses the memory, often for another method of the class. A compiled or
+ * wrapper frame is checked through its nmethod instead (same_code in
+ * element_iter.c): an nmethod keeps its methods alive while it exists
+ * (MetadataOnStackMark marks the metadata of old nmethods). */
 
 struct p2_capture {
   ASGST_QueueElement elem; /* first: ASGST_GetQueueElement hands out &elem */

@@ -4,6 +4,7 @@
 
 #include "common/p2_error.h"
 #include "vm/codecache.h"
+#include "vm/method.h"
 #include "vm/unload_index.h"
 
 P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int upto,
@@ -64,6 +65,29 @@ P2_AS_SAFE static int yield_method(const ASGST_Iterator *it, ASGST_Frame *f) {
   return rc != 0 ? rc : 1;
 }
 
+/* A captured interpreted frame's method as it is now. The frame may have
+ * returned and an old version of a redefined method been freed and its
+ * memory reused since the capture (capture.h): then the class's current
+ * version of the same method (same class, same idnum: same name and
+ * signature, and for an EMCP redefinition the same bytecode) stands for
+ * it, or, when there is none (an obsolete version, whose bytecode changed),
+ * method is NULL. Never the method that lives at the address now. */
+P2_AS_SAFE static int captured_method(const ASGST_Iterator *it, const struct p2_cframe *cf, ASGST_Frame *f) {
+  int rc = yield_method(it, f);
+  if (rc != 1 || cf->holder == NULL) return rc;
+  const void *holder, *now;
+  uint16_t idnum;
+  if (p2_method_identity(cf->method, &holder, &idnum) == 0 && holder == cf->holder && idnum == cf->idnum)
+    return 1;
+  if (p2_method_with_idnum(cf->holder, cf->idnum, &now) == 1 &&
+      p2_unload_check_captured(now, it->cap->unload_gen) == 0) {
+    f->method = (ASGST_Method)now;
+    return 1;
+  }
+  f->method = NULL;
+  return 1;
+}
+
 /* One frame from the captured ones: 1, or < 0 (sticky error), or 0 when
  * they are exhausted (the caller goes on with what follows). */
 P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
@@ -96,7 +120,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       f->comp_level = 0;
       position(f, cf);
       it->cap_next++;
-      return yield_method(it, f);
+      return captured_method(it, cf, f);
     case P2_PHYS_NATIVE_WRAPPER:
       if ((rc = same_code(cf, &ci)) != 0) return rc;
       f->type = ASGST_FRAME_JAVA_NATIVE;

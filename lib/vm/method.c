@@ -48,6 +48,48 @@ P2_AS_SAFE int p2_method_read(const void *method, struct p2_method_view *v) {
   return 0;
 }
 
+P2_AS_SAFE int p2_method_identity(const void *method, const void **holder, uint16_t *idnum) {
+  const void *cm, *cp;
+  int rc;
+  if (method == NULL) return P2_EINVAL;
+  if (!p2_hotspot_ready() || !p2_safe_access_ready()) return P2_ENOINIT;
+  if ((rc = read_ptr(method, p2_hs.method_const, &cm)) != 0) return rc;
+  if (cm == NULL) return P2_EINCONSISTENT;
+  if ((rc = read_ptr(cm, p2_hs.cm_constants, &cp)) != 0) return rc;
+  if (cp == NULL) return P2_EINCONSISTENT;
+  if ((rc = read_ptr(cp, p2_hs.cp_pool_holder, holder)) != 0) return rc;
+  if (*holder == NULL) return P2_EINCONSISTENT;
+  return p2_safe_u16(cm, p2_hs.cm_idnum, idnum);
+}
+
+/* Is m the method (holder, idnum)? */
+P2_AS_SAFE static bool has_identity(const void *m, const void *holder, uint16_t idnum) {
+  const void *h;
+  uint16_t id;
+  return m != NULL && p2_method_identity(m, &h, &id) == 0 && h == holder && id == idnum;
+}
+
+P2_AS_SAFE int p2_method_with_idnum(const void *holder, uint16_t idnum, const void **method) {
+  const void *const *data;
+  int32_t n;
+  int rc;
+  *method = NULL;
+  if ((rc = p2_klass_methods(holder, &data, &n)) != 0) return rc;
+  const void *m;
+  if (idnum < n && read_ptr(data, (long)idnum * 8, &m) == 0 && has_identity(m, holder, idnum)) {
+    *method = m;
+    return 1;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if ((rc = read_ptr(data, (long)i * 8, &m)) != 0) return rc;
+    if (has_identity(m, holder, idnum)) {
+      *method = m;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static int append_cp_symbol(const struct p2_method_view *v, int32_t index, struct p2_strbuf *out) {
   const void *sym;
   int rc = p2_klass_cp_symbol(v->cp, index, &sym);

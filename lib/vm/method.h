@@ -32,6 +32,23 @@ struct p2_method_view {
  * Context: AS-Safe. */
 int p2_method_read(const void *method, struct p2_method_view *v);
 
+/* Which method `method` is, in terms that outlive its memory: the
+ * declaring class (ConstantPool::_pool_holder) and ConstMethod::_method_idnum.
+ * Versions of a method under RedefineClasses / RetransformClasses share
+ * both while the bytecode stays equivalent (EMCP); an obsolete version
+ * gets a fresh idnum (VM_RedefineClasses::check_methods_and_mark_as_obsolete,
+ * JDK 17 and 25), so no other method has its identity. Four loads, no
+ * strings. 0 or a negative P2_E*. Context: AS-Safe. */
+int p2_method_identity(const void *method, const void **holder, uint16_t *idnum);
+
+/* The current Method* of the InstanceKlass holder whose identity is
+ * (holder, idnum), as InstanceKlass::method_with_idnum finds it (the
+ * methods array at idnum first, else a scan of it), each candidate checked
+ * with p2_method_identity. 1 and *method, 0 if none, or a negative P2_E*.
+ * Bounded by the array's length (at most 65535).
+ * Context: AS-Safe. */
+int p2_method_with_idnum(const void *holder, uint16_t idnum, const void **method);
+
 /* Append the method's name / signature / generic signature (nothing if it
  * has none). 0 or a negative P2_E*. Context: AS-Safe. */
 int p2_method_name(const struct p2_method_view *v, struct p2_strbuf *out);

@@ -53,8 +53,8 @@ text summary, and checks:
             youngest Java frame is in the program's packages.
   counted   no unnamed or marker frame without its counter in the summary:
             [error:N ...] (incomplete walks, by code), [truncated]
-            (truncated), [stale] (safepoint walks), [unknown_Java] and
-            [unknown] (unnamed frames); any other "[...]" frame below the
+            (truncated), [stale] (safepoint walks), [unknown_Java],
+            [redefined_method] and [unknown] (unnamed frames); any other "[...]" frame below the
             thread root fails. Counters count records, the collapsed stacks
             give weights: a marker's weight lies between its count and its
             count plus the weight folded into records (timer overruns,
@@ -523,7 +523,7 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
                 seen["error"][int(m.group(1))] = seen["error"].get(int(m.group(1)), 0) + n
             elif f == "[truncated]" or f == "[stale]":
                 kinds.add(f[1:-1])
-            elif f == "[unknown_Java]" or f.startswith("[unknown_class]."):
+            elif f in ("[unknown_Java]", "[redefined_method]") or f.startswith("[unknown_class]."):
                 kinds.add("unknown_Java")
             elif f == "[unknown]":
                 kinds.add("unknown")

@@ -9,15 +9,13 @@ The profiler agent samples in cpu mode, walk=signal and walk=safepoint.
 
 Checked (the test fails otherwise): the JVM exits 0 (no crash, no hang), the
 class was retransformed at least 50 times, the profile has samples under
-RedefFixture.main, and every Java frame under it is named as one of the
-fixture's methods or left unnamed ([unknown_Java]): no garbage, no name from
-another class.
-
-Reported, not failed (the known gap, stated next to ASGST_GetMethodInfo in
-profile2.h): the agent names a Method* after the walk, and an old version freed
-in between may have been reused by another method of the class, so some stacks
-show a wrong method (chainB calling leafA) or [unknown_Java]. Their share is
-printed as "misnamed" and "unnamed".
+RedefFixture.main, every Java frame under it is named as one of the
+fixture's methods or left unnamed ([unknown_Java], [redefined_method]): no
+garbage, no name from another class; no frame is named as another method of
+the fixture (the fixture's Java frames below main are chainA, leafA or
+chainB, leafB, or a prefix: "misnamed" is anything else, and must be 0);
+and the share of samples with an unnamed frame below main stays under
+MAX_UNNAMED (docs/testing.md gives the measured distribution).
 """
 import argparse
 import os
@@ -25,10 +23,15 @@ import re
 import subprocess
 import sys
 
+UNNAMED = {"[unknown_Java]", "[redefined_method]"}
 FIXTURE = {"RedefFixture.main", "RedefFixture.chainA", "RedefFixture.chainB", "RedefFixture.leafA",
-           "RedefFixture.leafB", "RedefFixture.<init>", "[unknown_Java]"}
-# What the program really calls, below main.
-RIGHT = {("RedefFixture.chainA", "RedefFixture.leafA"), ("RedefFixture.chainB", "RedefFixture.leafB")}
+           "RedefFixture.leafB", "RedefFixture.<init>"} | UNNAMED
+# What the program really calls, below main (the runtime's native frames in
+# between, e.g. resolving a call after a retransformation, do not count).
+RIGHT = (("RedefFixture.chainA", "RedefFixture.leafA"), ("RedefFixture.chainB", "RedefFixture.leafB"))
+# Samples with an unnamed Java frame below main, per walk (docs/testing.md,
+# "Redefinition and retransformation": measured 0 in all runs so far).
+MAX_UNNAMED = 0.01
 SECONDS = os.environ.get("REDEFINE_SECONDS", "4")
 MIN_RETRANSFORMS = 50
 
@@ -55,6 +58,7 @@ def run(args, java, walk, failures):
         return
     total = misnamed = unnamed = 0
     foreign = {}
+    wrong = {}
     for line in open(collapsed):
         stack, _, w = line.rstrip("\n").rpartition(" ")
         frames = stack.split(";")
@@ -68,10 +72,12 @@ def run(args, java, walk, failures):
         for f in below:
             if f not in FIXTURE:
                 foreign[f] = foreign.get(f, 0) + w
-        if "[unknown_Java]" in below:
+        java = [f for f in below if f in FIXTURE]
+        if any(f in UNNAMED for f in java):
             unnamed += w
-        elif len(below) >= 2 and tuple(below[:2]) not in RIGHT:
+        elif not any(tuple(java) == r[:len(java)] for r in RIGHT):
             misnamed += w
+            wrong[";".join(java)] = wrong.get(";".join(java), 0) + w
     if total < 100:
         fail(f"only {total} samples under RedefFixture.main")
     # A Java frame with a name outside the fixture would be garbage or a
@@ -81,8 +87,15 @@ def run(args, java, walk, failures):
     java_foreign = {f: w for f, w in foreign.items() if re.match(r"^[\w$/]+\.[\w$<>]+$", f) and "::" not in f}
     if java_foreign:
         fail(f"frames not of the fixture under main: {sorted(java_foreign.items(), key=lambda x: -x[1])[:8]}")
+    if misnamed:
+        fail(f"{misnamed:.0f} samples with a frame named as another method: "
+             f"{sorted(wrong.items(), key=lambda x: -x[1])[:8]}")
+    if unnamed > MAX_UNNAMED * total:
+        fail(f"{unnamed:.0f} of {total:.0f} samples with an unnamed frame below main (limit {MAX_UNNAMED:.0%})")
+    names = re.findall(r"^(methods unnamed|method names): (.*)$", open(txt).read(), re.M)
     print(f"{walk:10} retransformations {int(m.group(1)):5} samples {total:6.0f} "
-          f"misnamed {misnamed / max(total, 1):6.1%} unnamed {unnamed / max(total, 1):6.1%} (known gap, not failed)")
+          f"misnamed {misnamed / max(total, 1):6.1%} unnamed {unnamed / max(total, 1):6.1%}"
+          + "".join(f"; {k}: {v}" for k, v in names))
 
 
 def main():
