@@ -212,6 +212,10 @@ PROFILE2_API int ASGST_RunWithIterator(void *ucontext, int32_t options,
                                        ASGST_IteratorHandler fun, void *argument);
 
 /* Like ASGST_RunWithIterator, starting from a frame given by sp, fp and pc.
+ * One difference: with a ucontext, an interpreted top frame's bci comes from
+ * the interpreter's bcp register (r13 on x86-64), which is current; from a
+ * frame, it comes from the bcp the interpreter last saved in the frame (at
+ * its last call or safepoint poll), which may be an earlier bytecode.
  * Context: AS-Safe; the frame must belong to the calling thread's stack. */
 PROFILE2_API int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int options,
                                                 ASGST_IteratorHandler fun, void *argument);
