@@ -23,7 +23,8 @@
 struct p2_cframe {
   const char *pc, *sp, *fp;
   const void *method;     /* interpreted / compiled / wrapper: Method* */
-  const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp */
+  const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp;
+                           * native: its VM code's name (p2_walker_code_name) or NULL */
   const char *debug_pc;   /* compiled: pc for the scopes (deopt-adjusted) */
   int32_t compile_id;
   int32_t bci;            /* interpreted: bci (-1 for a native method) */

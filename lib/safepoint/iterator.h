@@ -29,6 +29,10 @@ struct _ASGST_Iterator {
   struct p2_scope_cursor scopes;
   int end_state; /* when !live_after: what follows the captured frames */
   int error;     /* a captured frame could not be decoded: sticky */
+  /* the last frame came from the capture: its code name (below) applies,
+   * not the live walker's */
+  bool from_cap;
+  const char *cap_code_name; /* a captured native frame's p2_walker_code_name */
 };
 
 #endif
