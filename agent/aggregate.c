@@ -16,6 +16,7 @@ void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_op
   a->wall = wall;
   p2_idmap_init(&a->java_frames);
   p2_idmap_init(&a->native_frames);
+  p2_idmap_init(&a->vm_frames);
   p2_idmap_init(&a->thread_frames);
   p2_idmap_init(&a->marker_frames);
   p2_idmap_init(&a->thread_index);
@@ -24,6 +25,7 @@ void p2_agg_init(struct p2_aggregator *a, struct p2_cct *cct, const struct p2_op
 void p2_agg_destroy(struct p2_aggregator *a) {
   p2_idmap_destroy(&a->java_frames);
   p2_idmap_destroy(&a->native_frames);
+  p2_idmap_destroy(&a->vm_frames);
   p2_idmap_destroy(&a->thread_frames);
   p2_idmap_destroy(&a->marker_frames);
   p2_idmap_destroy(&a->thread_index);
@@ -37,6 +39,7 @@ void p2_agg_reset(struct p2_aggregator *a, struct p2_cct *cct) {
   a->cct = cct;
   p2_idmap_clear(&a->java_frames);
   p2_idmap_clear(&a->native_frames);
+  p2_idmap_clear(&a->vm_frames);
   p2_idmap_clear(&a->thread_frames);
   p2_idmap_clear(&a->marker_frames);
   if (a->match != NULL) memset(a->match, 0, a->match_cap);
@@ -76,6 +79,16 @@ static uint32_t native_frame(struct p2_aggregator *a, uint64_t pc, bool top) {
   p2_symbols_name((uintptr_t)(top ? pc : pc - 1), name, sizeof name, &module);
   id = p2_cct_frame(a->cct, name, P2_FRAME_NATIVE, 0, module);
   if (id != P2_CCT_NONE) p2_idmap_put(&a->native_frames, key, id);
+  return id;
+}
+
+/* A frame in the JVM's generated code, by HotSpot's name for it (a string
+ * in libjvm, see records.h): one frame per name, whatever the pc. */
+static uint32_t vm_frame(struct p2_aggregator *a, uint64_t name_ptr) {
+  uint32_t id;
+  if (p2_idmap_get(&a->vm_frames, name_ptr, &id)) return id;
+  id = p2_cct_frame(a->cct, (const char *)(uintptr_t)name_ptr, P2_FRAME_VM_CODE, 0, NULL);
+  if (id != P2_CCT_NONE) p2_idmap_put(&a->vm_frames, name_ptr, id);
   return id;
 }
 
@@ -245,7 +258,9 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
   }
   for (uint32_t i = r->nframes; i-- > 0;) {
     const struct p2_rframe *f = &r->frames[i];
-    a->path[n++] = f->type == ASGST_FRAME_NON_JAVA ? native_frame(a, f->id, i == 0) : java_frame(a, f);
+    a->path[n++] = f->type != ASGST_FRAME_NON_JAVA  ? java_frame(a, f)
+                   : (f->flags & P2_RFRAME_VM_CODE) ? vm_frame(a, f->id)
+                                                    : native_frame(a, f->id, i == 0);
   }
   if (a->wall) {
     enum p2_thread_state s = sleeping_in_java(r) ? P2_STATE_SLEEPING : (enum p2_thread_state)r->state;

@@ -44,7 +44,7 @@ struct p2_aggregator {
   struct p2_cct *cct;
   const struct p2_options *opt;
   bool wall;
-  struct p2_idmap java_frames, native_frames, thread_frames, marker_frames;
+  struct p2_idmap java_frames, native_frames, vm_frames, thread_frames, marker_frames;
   uint8_t *match;       /* per frame id: 0 not yet computed, else 1 | 2 (include) | 4 (exclude) */
   size_t match_cap;
   uint32_t *path;

@@ -24,7 +24,7 @@ static const char *const kind_suffixes[P2_FRAME_KIND_COUNT] = {
     [P2_FRAME_INTERPRETED] = "_[i]", [P2_FRAME_C1] = "_[1]",          [P2_FRAME_C2] = "_[2]",
     [P2_FRAME_INLINED] = "_[inl]",   [P2_FRAME_JAVA_NATIVE] = "_[n]", [P2_FRAME_JAVA] = "",
     [P2_FRAME_NATIVE] = "",          [P2_FRAME_THREAD] = "",          [P2_FRAME_STATE] = "",
-    [P2_FRAME_MARKER] = "",
+    [P2_FRAME_MARKER] = "",          [P2_FRAME_VM_CODE] = "_[v]",
 };
 
 static const char *const kind_names[P2_FRAME_KIND_COUNT] = {
@@ -38,6 +38,7 @@ static const char *const kind_names[P2_FRAME_KIND_COUNT] = {
     [P2_FRAME_THREAD] = "thread",
     [P2_FRAME_STATE] = "state",
     [P2_FRAME_MARKER] = "marker",
+    [P2_FRAME_VM_CODE] = "vm_code",
 };
 
 const char *p2_frame_kind_suffix(enum p2_frame_kind kind) {

@@ -31,16 +31,19 @@ enum p2_frame_kind {
   P2_FRAME_THREAD,          /* synthetic root, one per thread (option `threads`) */
   P2_FRAME_STATE,           /* synthetic: thread state of a wall-clock sample */
   P2_FRAME_MARKER,          /* synthetic: [stale], [unknown_Java], [error:N ...] */
+  P2_FRAME_VM_CODE,         /* the JVM's generated code outside Java methods: stubs,
+                               adapters, the interpreter's own code, by HotSpot's
+                               name; suffix _[v] always (output.h) */
   P2_FRAME_KIND_COUNT
 };
 
 /* The suffix of a kind's frames with the `tiers` option ("_[i]", "_[1]",
- * "_[2]", "_[inl]", "_[n]"), "" for kinds without one (and for a value
- * that is not a kind). Context: Anywhere; AS-Safe (static strings). */
+ * "_[2]", "_[inl]", "_[n]"; VM code frames carry "_[v]" with or without
+ * it), "" for kinds without one (and for a value that is not a kind). Context: Anywhere; AS-Safe (static strings). */
 const char *p2_frame_kind_suffix(enum p2_frame_kind kind);
 
 /* A short name of the kind ("interpreted", "c1", "c2", "inlined",
- * "java_native", "java", "native", "thread", "state", "marker"; "unknown"
+ * "java_native", "java", "native", "thread", "state", "marker", "vm_code"; "unknown"
  * for a value that is not a kind). The HTML flame graph's legend shows it.
  * Context: Anywhere; AS-Safe (static strings). */
 const char *p2_frame_kind_name(enum p2_frame_kind kind);

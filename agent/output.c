@@ -49,7 +49,9 @@ size_t p2_output_frame_name(const struct p2_cct *t, uint32_t frame, const struct
   if (meta && meta->lines && f->line > 0) snprintf(line, sizeof line, ":%d", (int)f->line);
   /* The suffix goes last, after the line: flamegraph.pl's Java palette and
    * async-profiler's converters look for the annotation at the very end. */
-  const char *suffix = meta && meta->tiers ? p2_frame_kind_suffix(f->kind) : "";
+  /* VM code frames always carry theirs: HotSpot's names ("I2C/C2I
+   * adapters", "vtable chunks") would read as Java or C frames without it. */
+  const char *suffix = (meta && meta->tiers) || f->kind == P2_FRAME_VM_CODE ? p2_frame_kind_suffix(f->kind) : "";
   int n = snprintf(buf, len, "%s%s%s", f->name, line, suffix);
   return n < 0 ? 0 : (size_t)n;
 }

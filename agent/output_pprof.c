@@ -284,7 +284,7 @@ static int emit_locations(struct pprof *p) {
     uint64_t idx;
     if (str_index(p, f->name, &idx) != 0) goto out;
     key.name = (uint32_t)idx;
-    if (p->meta->tiers && *p2_frame_kind_suffix(f->kind)) {
+    if ((p->meta->tiers || f->kind == P2_FRAME_VM_CODE) && *p2_frame_kind_suffix(f->kind)) {
       free(name);
       if (asprintf(&name, "%s%s", f->name, p2_frame_kind_suffix(f->kind)) < 0) {
         name = NULL;

@@ -22,13 +22,21 @@
 #include <stdint.h>
 
 /* A frame as recorded: a method slot (methods.h) for Java frames, the pc for
- * native ones. */
+ * native ones; for native frames in the JVM's generated code
+ * (P2_RFRAME_VM_CODE), the pointer to HotSpot's name of that code
+ * (profile2_frame_code_name: a string in libjvm, valid for the process's
+ * life, taken in the handler so that a blob freed since cannot rename it). */
 struct p2_rframe {
   uint64_t id;
   int32_t bci;    /* -1 if none */
   uint8_t type;   /* ASGST_FrameTypeId */
   int8_t level;   /* comp_level, -1 unknown */
-  uint16_t pad;
+  uint8_t flags;  /* P2_RFRAME_* */
+  uint8_t pad;
+};
+
+enum {
+  P2_RFRAME_VM_CODE = 1, /* type ASGST_FRAME_NON_JAVA, id is a const char * name */
 };
 
 enum {

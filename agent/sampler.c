@@ -97,11 +97,15 @@ static void collect(ASGST_Iterator *it, void *arg) {
     r->type = f.type;
     r->level = (int8_t)f.comp_level;
     r->bci = f.bci;
+    r->flags = 0;
     r->pad = 0;
-    if (f.type == ASGST_FRAME_NON_JAVA)
-      r->id = (uint64_t)(uintptr_t)f.pc;
-    else
+    if (f.type == ASGST_FRAME_NON_JAVA) {
+      const char *vm = profile2_frame_code_name(it);
+      r->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
+      r->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
+    } else {
       r->id = p2_methods_intern(f.method);
+    }
   }
   if (w->n == (uint32_t)cfg.depth)
     w->truncated = ASGST_State(it) == 1;

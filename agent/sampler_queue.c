@@ -59,7 +59,15 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
     x->type = f.type;
     x->level = (int8_t)f.comp_level;
     x->bci = f.bci;
-    x->id = f.type == ASGST_FRAME_NON_JAVA ? (uint64_t)(uintptr_t)f.pc : p2_methods_intern(f.method);
+    x->flags = 0;
+    x->pad = 0;
+    if (f.type == ASGST_FRAME_NON_JAVA) {
+      const char *vm = profile2_frame_code_name(it);
+      x->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
+      x->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
+    } else {
+      x->id = p2_methods_intern(f.method);
+    }
   }
   if (r->nframes == cap) {
     if (ASGST_State(it) == 1) r->flags |= P2_REC_TRUNCATED;

@@ -24,6 +24,7 @@ struct module {
   uintptr_t base;   /* load bias (dlpi_addr) */
   uintptr_t lo, hi; /* executable segments' span */
   bool loaded;      /* symbols read (or tried) */
+  bool dynsym_only; /* no .symtab (a stripped library): only exported symbols */
   struct sym *syms;
   size_t nsyms;
   void *map;
@@ -164,6 +165,7 @@ static void load_symbols(struct module *m) {
       read_table(m, file, flen, &sh[i], &sh[sh[i].sh_link], bias);
       have_symtab = true;
     }
+  m->dynsym_only = !have_symtab;
   if (!have_symtab)
     for (int i = 0; i < eh->e_shnum; i++)
       if (sh[i].sh_type == SHT_DYNSYM && sh[i].sh_link < eh->e_shnum)
@@ -213,6 +215,17 @@ void p2_symbols_name(uintptr_t pc, char *buf, size_t len, const char **module) {
       format(s->name, buf, len);
       return;
     }
+  }
+  if (lo > 0 && m->dynsym_only) {
+    /* A stripped library names only its exported functions; a pc past the
+     * end of the nearest one is in a function it does not name (static or
+     * hidden): shown as that symbol plus the offset, so that it reads as
+     * a position, not as the exported function itself. */
+    const struct sym *s = &m->syms[lo - 1];
+    char sym[448];
+    format(s->name, sym, sizeof sym);
+    snprintf(buf, len, "%s+0x%lx", sym, (unsigned long)(pc - s->addr));
+    return;
   }
   Dl_info info;
   if (dladdr((void *)pc, &info) != 0 && info.dli_sname != NULL && info.dli_saddr != NULL) {

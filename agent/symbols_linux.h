@@ -13,8 +13,10 @@
 #include <stdint.h>
 
 /* Write the name of the function containing pc into buf ("memcpy",
- * "SharedRuntime::dsin", or "libfoo.so+0x1234" when no symbol covers it,
- * "[unknown]" outside every module); *module gets the module's path (a
+ * "SharedRuntime::dsin"; in a library without .symtab, a pc past the end
+ * of the nearest exported function below it as "that_function+0x1a4";
+ * "libfoo.so+0x1234" when no symbol precedes it, "[unknown]" outside
+ * every module); *module gets the module's path (a
  * string owned by the table, or NULL). A return address (not the top
  * frame) should be passed as pc - 1. */
 void p2_symbols_name(uintptr_t pc, char *buf, size_t len, const char **module);

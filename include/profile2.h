@@ -696,6 +696,23 @@ PROFILE2_API void profile2_refresh_native_modules(void);
  * handler). */
 PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
 
+/* HotSpot's name for the generated code that the frame last returned by
+ * ASGST_NextFrame runs in, when that frame is a non-Java frame
+ * (ASGST_FRAME_NON_JAVA) in the JVM's code cache: a stub ("StubRoutines
+ * (1)", "vtable chunks", a runtime stub such as "_new_array_Java"), an
+ * adapter ("I2C/C2I adapters") or the interpreter's own code
+ * ("Interpreter"): the name of its CodeBlob. NULL after any other frame
+ * (Java frames, C/C++ code in a library or in libjvm, free code-cache
+ * space), after an error or the end, and for a NULL iterator.
+ * The string is HotSpot's own, in libjvm's read-only data: it stays valid
+ * for the life of the process, so a handler may keep the pointer and read
+ * it later, even after the blob was freed. A blob whose name is not there
+ * (a copy in the C heap) is named by its kind instead ("upcall_stub").
+ * For a safepoint-queue element's captured frames, the name was taken in
+ * the signal handler that captured them.
+ * Context: AS-Safe; inside the handler that received the iterator. */
+PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
+
 /* A one-line description of why ASGST_Capabilities() is 0 (or lacks
  * PROFILE2_ITERATOR), or NULL when the JVM is supported.
  * Context: Anywhere. */

@@ -54,6 +54,12 @@ P2_EXPORT P2_AS_SAFE int ASGST_NextFrame(ASGST_Iterator *iterator, ASGST_Frame *
   return p2_iterator_next(iterator, frame != NULL ? frame : &ignored);
 }
 
+P2_EXPORT P2_AS_SAFE const char *profile2_frame_code_name(ASGST_Iterator *iterator) {
+  if (iterator == NULL) return NULL;
+  if (iterator->cap != NULL && iterator->from_cap) return iterator->cap_code_name;
+  return p2_walker_code_name(&iterator->w);
+}
+
 P2_EXPORT P2_AS_SAFE int ASGST_State(ASGST_Iterator *iterator) {
   if (iterator == NULL) return ASGST_NO_FRAME;
   /* Decode the next frame on a copy: the answer is exactly what the next

@@ -64,7 +64,11 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
     cf->kind = (uint8_t)w.phys.kind;
     cf->exact = w.phys.exact;
     cf->method = w.phys.method;
-    cf->code = w.phys.kind == P2_PHYS_INTERPRETED ? w.phys.bcp : w.phys.blob;
+    /* A native frame keeps the name of the VM code it runs in: a stub's
+     * blob may be gone by the drain, its name (in libjvm) is not. */
+    cf->code = w.phys.kind == P2_PHYS_INTERPRETED ? w.phys.bcp
+               : w.phys.kind == P2_PHYS_NATIVE    ? p2_walker_code_name(&w)
+                                                  : w.phys.blob;
     cf->debug_pc = w.phys.debug_pc;
     cf->holder = NULL;
     cf->idnum = 0;

@@ -23,7 +23,8 @@
 struct p2_cframe {
   const char *pc, *sp, *fp;
   const void *method;     /* interpreted / compiled / wrapper: Method* */
-  const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp */
+  const void *code;       /* compiled / wrapper: the nmethod; interpreted: the bcp;
+                           * native: its VM code's name (p2_walker_code_name) or NULL */
   const char *debug_pc;   /* compiled: pc for the scopes (deopt-adjusted) */
   const void *holder;     /* interpreted: the method's identity (p2_method_identity), */
   uint16_t idnum;         /* holder NULL if unreadable: the drain checks it still holds */

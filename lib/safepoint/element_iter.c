@@ -148,6 +148,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
     case P2_PHYS_NATIVE:
       f->type = ASGST_FRAME_NON_JAVA;
       position(f, cf);
+      it->cap_code_name = cf->code; /* named in the signal handler (capture.c) */
       it->cap_next++;
       return 1;
     default:
@@ -159,9 +160,14 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
 
 P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
   clear(f);
+  it->from_cap = false;
+  it->cap_code_name = NULL;
   if (it->error != 0) return it->error;
   int rc = captured_next(it, f);
-  if (rc == 1) return 1;
+  if (rc == 1) {
+    it->from_cap = true;
+    return 1;
+  }
   if (rc < 0) {
     clear(f);
     it->error = rc;

@@ -36,6 +36,10 @@ struct _ASGST_Iterator {
    * newer than the bcp saved in the frame the live walk reads. */
   int32_t splice_bci;
   bool splice_bci_pending;
+  /* the last frame came from the capture: its code name (below) applies,
+   * not the live walker's */
+  bool from_cap;
+  const char *cap_code_name; /* a captured native frame's p2_walker_code_name */
 };
 
 #endif

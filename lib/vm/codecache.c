@@ -25,24 +25,40 @@
 
 static const char *libjvm_begin, *libjvm_end;
 
+/* libjvm's segments that are never written (text, read-only data): the
+ * string literals HotSpot names its code blobs with live there, for the
+ * life of the process (libjvm is never unloaded). */
+#define MAX_RO_SEGMENTS 4
+static struct {
+  const char *lo, *hi;
+} libjvm_ro[MAX_RO_SEGMENTS];
+static int libjvm_nro;
+
 static int find_libjvm(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
   if (strstr(info->dlpi_name, "libjvm.so") == NULL) return 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    if (ph->p_type != PT_LOAD) continue;
     const char *lo = (const char *)(info->dlpi_addr + ph->p_vaddr);
     const char *hi = lo + ph->p_memsz;
-    libjvm_begin = lo;
-    libjvm_end = hi;
-    return 1;
+    if ((ph->p_flags & PF_X) && libjvm_begin == NULL) {
+      libjvm_begin = lo;
+      libjvm_end = hi;
+    }
+    if (!(ph->p_flags & PF_W) && (ph->p_flags & PF_R) && libjvm_nro < MAX_RO_SEGMENTS) {
+      libjvm_ro[libjvm_nro].lo = lo;
+      libjvm_ro[libjvm_nro].hi = hi;
+      libjvm_nro++;
+    }
   }
-  return 0;
+  return 1;
 }
 
 int p2_code_init(void) {
   if (libjvm_begin != NULL) return 0;
+  libjvm_nro = 0;
   dl_iterate_phdr(find_libjvm, NULL);
   return libjvm_begin != NULL ? 0 : P2_EUNSUPPORTED;
 }
@@ -312,4 +328,74 @@ P2_AS_SAFE int p2_code_classify(const void *pc, struct p2_code_info *out) {
   if ((rc = read_blob(blob, pc, out)) != 0) return rc;
   if (pre == P2_CODE_CALL_STUB) out->kind = P2_CODE_CALL_STUB;
   return 0;
+}
+
+/* Blob names already found stable (stable_name): a handful of distinct
+ * pointers, so most lookups cost one load. Written racily but
+ * idempotently: a slot holds some stable name or NULL. */
+#define STABLE_CACHE 64
+static _Atomic(const char *) stable_names[STABLE_CACHE];
+/* HotSpot's blob names are short (the longest runtime stub names have some
+ * 40 characters); a longer "name" is not one. */
+#define MAX_NAME_LEN 96
+
+/* name if it is a printable, NUL-terminated string inside one of libjvm's
+ * read-only segments, else NULL. Such a string outlives the blob that
+ * pointed to it: a name taken while the code ran stays right however long
+ * it is kept. A name elsewhere (a copy in the C heap) could be freed with
+ * its blob, so it is not handed out. */
+P2_AS_SAFE static const char *stable_name(const char *name) {
+  if (name == NULL) return NULL;
+  unsigned slot = (unsigned)(((uintptr_t)name >> 3) * 0x9E3779B1u) % STABLE_CACHE;
+  if (atomic_load_explicit(&stable_names[slot], memory_order_relaxed) == name) return name;
+  const char *end = NULL;
+  for (int i = 0; i < libjvm_nro; i++)
+    if (name >= libjvm_ro[i].lo && name < libjvm_ro[i].hi) end = libjvm_ro[i].hi;
+  if (end == NULL) return NULL;
+  size_t n = 0;
+  for (;; n++) {
+    uint8_t c;
+    if (n >= MAX_NAME_LEN || name + n >= end || p2_safe_load_u8(name + n, &c) != 0) return NULL;
+    if (c == 0) break;
+    if (c < 0x20 || c > 0x7e) return NULL;
+  }
+  if (n == 0) return NULL;
+  atomic_store_explicit(&stable_names[slot], name, memory_order_relaxed);
+  return name;
+}
+
+/* The name of the blob containing pc, read through the code heaps (the
+ * interpreter is found through its StubQueue, which has no blob at hand). */
+P2_AS_SAFE static const char *blob_name_at(const void *pc) {
+  struct heap heap;
+  const void *blob;
+  const char *name;
+  if (heap_for(pc, &heap) != 1 || blob_for(&heap, pc, &blob) != 0 || blob == NULL) return NULL;
+  if (p2_safe_ptr(blob, p2_hs.cb_name, (void **)&name) != 0) return NULL;
+  return name;
+}
+
+P2_AS_SAFE int p2_code_vm_name(const void *pc, const char **name) {
+  struct p2_code_info ci;
+  *name = NULL;
+  int rc = p2_code_classify(pc, &ci);
+  if (rc != 0) return rc;
+  switch (ci.kind) {
+  case P2_CODE_UNKNOWN:
+  case P2_CODE_NMETHOD:
+  case P2_CODE_NATIVE_WRAPPER:
+  case P2_CODE_LIBJVM:
+  case P2_CODE_NATIVE:
+  case P2_CODE_KIND_COUNT:
+    return 0;
+  case P2_CODE_INTERPRETER:
+    *name = stable_name(blob_name_at(pc));
+    break;
+  default:
+    *name = stable_name(ci.name);
+    break;
+  }
+  /* A blob whose name is not stable is still known by its kind. */
+  if (*name == NULL) *name = p2_code_kind_name(ci.kind);
+  return 1;
 }

@@ -59,6 +59,17 @@ int p2_code_classify(const void *pc, struct p2_code_info *out);
 /* Static name of a kind ("nmethod", "interpreter", ...). Context: AS-Safe. */
 const char *p2_code_kind_name(enum p2_code_kind kind);
 
+/* HotSpot's name of the generated code at pc when it is in the code cache
+ * but not a Java method: a stub, an adapter, the interpreter's own code
+ * (CodeBlob::_name: "StubRoutines (1)", "vtable chunks", "I2C/C2I
+ * adapters", "_new_array_Java", "Interpreter"). The name is taken only
+ * when it lies in libjvm's read-only data, where it stays valid for the
+ * life of the process whatever becomes of the blob; else *name is the
+ * kind's name (p2_code_kind_name). Returns 1 with *name set, 0 when pc is
+ * a Java method's code or outside the code cache (*name NULL), or < 0.
+ * Context: AS-Safe. */
+int p2_code_vm_name(const void *pc, const char **name);
+
 /* True if pc lies in a code heap (committed part). Context: AS-Safe. */
 bool p2_code_in_code_cache(const void *pc);
 

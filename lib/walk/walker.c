@@ -414,6 +414,13 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     w->advance_pending = true;
     if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
       set_position(f, w, ASGST_FRAME_NON_JAVA);
+      /* Classified at its pc as it is, return address or not (above). */
+      w->code_pc = w->cur.pc;
+      w->code_pc_exact = true;
+      /* A capture records it as a native frame (matched by pc at the
+       * drain), not as whatever frame the walk decoded before. */
+      if (w->options & P2_WALK_PHYSICAL)
+        w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, w->cur.pc, 0, exact};
       return 1;
     }
     return 2;
@@ -479,6 +486,8 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     f->sp = (void *)n->sp;
     f->fp = (void *)n->fp;
     w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, n->pc, 0, !n->exact_pc};
+    w->code_pc = n->pc;
+    w->code_pc_exact = n->exact_pc;
   }
   int rc = p2_unwind_step(&w->nregs, w->stack_lo, w->stack_hi);
   /* A leaf call from Java code (no resume point) leads back to Java: a Java
@@ -498,8 +507,16 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
   return (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) ? 1 : 2;
 }
 
+P2_AS_SAFE const char *p2_walker_code_name(const struct p2_walker *w) {
+  const char *name;
+  if (w->code_pc == NULL) return NULL;
+  if (p2_code_vm_name(w->code_pc_exact ? w->code_pc : w->code_pc - 1, &name) != 1) return NULL;
+  return name;
+}
+
 P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
   clear_frame(f);
+  w->code_pc = NULL;
   for (;;) {
     if (w->state <= 0) return w->state;
     /* A walk can visit at most one physical frame per 16 bytes of stack. */

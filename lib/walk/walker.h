@@ -91,6 +91,11 @@ struct p2_walker {
   uint64_t steps;
   /* physical mode (P2_WALK_PHYSICAL) */
   struct p2_phys phys;
+  /* the non-Java frame last returned, for p2_walker_code_name: its pc, and
+   * whether that pc is the one to look up (else pc - 1, a return address
+   * that may end its code); NULL after any other frame */
+  const char *code_pc;
+  bool code_pc_exact;
   /* if set: a copy of the walker as it was right before decoding the frame
    * that the last p2_walker_next call returned (see p2_walker_resume_at) */
   struct p2_walker *snap;
@@ -126,6 +131,13 @@ struct p2_walker_stats {
    * frame is (partly) not built: walked on from the instructions, or not */
   uint64_t frameless_top, frameless_top_failed;
 };
+
+/* HotSpot's name of the generated code (a stub, an adapter, the
+ * interpreter's own code) the frame last returned by p2_walker_next runs
+ * in, when that was a non-Java frame in the code cache; NULL for any other
+ * frame. The string lies in libjvm's read-only data (p2_code_vm_name).
+ * Context: AS-Safe; while the walked stack is as it was at that frame. */
+const char *p2_walker_code_name(const struct p2_walker *w);
 
 /* Counters since start. Context: AS-Safe. */
 void p2_walker_stats(struct p2_walker_stats *out);

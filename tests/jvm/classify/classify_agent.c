@@ -6,7 +6,10 @@
  *    native wrapper (an nmethod of the native method);
  *  - the wrapper's return address: the compiled caller (C1 or C2 level);
  *  - StubRoutines::_call_stub_return_address: the call stub;
- *  - an exported libjvm function: libjvm; getpid: other native code. */
+ *  - an exported libjvm function: libjvm; getpid: other native code.
+ * and the names p2_code_vm_name gives the JVM's generated code: HotSpot's
+ * blob names for the interpreter ("Interpreter") and the call stub's blob
+ * (a "StubRoutines ..." blob), none for Java methods' code and C code. */
 #include <dlfcn.h>
 #include <jni.h>
 #include <jvmti.h>
@@ -53,6 +56,10 @@ JNIEXPORT void JNICALL Java_ClassifyFixture_probeInterpreted(JNIEnv *env, jclass
   CHECK(p2_code_classify(ra, &ci) == 0, "classify(return address) failed");
   CHECK(ci.kind == P2_CODE_INTERPRETER, "native called from -Xint: return address is %s, not interpreter",
         p2_code_kind_name(ci.kind));
+  const char *name = NULL;
+  int named = p2_code_vm_name((const char *)ra - 1, &name);
+  CHECK(named == 1 && name != NULL && strcmp(name, "Interpreter") == 0,
+        "interpreter code named %d \"%s\", not \"Interpreter\"", named, name ? name : "(null)");
   int err;
   void *jt = p2_thread_current(&err);
   CHECK(jt != NULL, "no current JavaThread (%d)", err);
@@ -80,6 +87,8 @@ JNIEXPORT jint JNICALL Java_ClassifyFixture_probeCompiled(JNIEnv *env, jclass c,
   if (p2_code_classify(ra, &ci) != 0 || ci.kind != P2_CODE_NATIVE_WRAPPER) return i;
   /* Called through the native wrapper: from here on, every call is. */
   wrapper_seen++;
+  const char *name = "";
+  CHECK(p2_code_vm_name(ra, &name) == 0 && name == NULL, "a native wrapper named \"%s\"", name ? name : "(null)");
   CHECK(ci.method == probe_compiled_method, "wrapper method %p != probeCompiled %p", ci.method,
         probe_compiled_method);
   CHECK(ci.frame_size > 0, "wrapper frame size %d", ci.frame_size);
@@ -90,6 +99,8 @@ JNIEXPORT jint JNICALL Java_ClassifyFixture_probeCompiled(JNIEnv *env, jclass c,
   void *caller_pc = wrapper_fp[1];
   CHECK(p2_code_classify(caller_pc, &ci) == 0 && (ci.kind == P2_CODE_NMETHOD || ci.kind == P2_CODE_INTERPRETER),
         "wrapper returns into %s, not an nmethod or the interpreter", p2_code_kind_name(ci.kind));
+  if (ci.kind == P2_CODE_NMETHOD)
+    CHECK(p2_code_vm_name(caller_pc, &name) == 0 && name == NULL, "an nmethod named \"%s\"", name ? name : "(null)");
   if (ci.kind == P2_CODE_INTERPRETER) {
     /* compiledCaller not compiled yet: its interpreter frame is the
      * wrapper's caller, and the wrapper saved that frame's rbp. */
@@ -122,6 +133,18 @@ JNIEXPORT jint JNICALL Java_ClassifyFixture_report(JNIEnv *env, jclass c, jstrin
   void *libc_fn = dlsym(RTLD_DEFAULT, "getpid");
   CHECK(p2_code_classify(libc_fn, &ci) == 0 && ci.kind == P2_CODE_NATIVE, "getpid is %s",
         p2_code_kind_name(ci.kind));
+  /* The call stub is generated into the first StubRoutines blob: "StubRoutines
+   * (1)" on JDK 17, "StubRoutines (initialstubs)" on JDK 25 (HotSpot's own
+   * names, read from the blob, not from a table of ours). */
+  const char *name = NULL, *stub_name = NULL;
+  int named = p2_code_vm_name(call_stub_ret, &stub_name);
+  CHECK(named == 1 && stub_name != NULL && strncmp(stub_name, "StubRoutines", 12) == 0,
+        "the call stub's code named %d \"%s\", not \"StubRoutines ...\"", named, stub_name ? stub_name : "(null)");
+  named = p2_code_vm_name(jvm_fn, &name);
+  CHECK(named == 0 && name == NULL, "libjvm's C code named %d \"%s\"", named, name ? name : "(null)");
+  named = p2_code_vm_name(libc_fn, &name);
+  CHECK(named == 0 && name == NULL, "libc named %d \"%s\"", named, name ? name : "(null)");
+  printf("classify[%s]: the call stub's blob: \"%s\"\n", mode, stub_name != NULL ? stub_name : "");
   int expect_level = strcmp(mode, "c1") == 0 ? 1 : strcmp(mode, "c2") == 0 ? 4 : 0;
   if (strcmp(mode, "interpreted") == 0) {
     CHECK(interp_seen == 100, "interpreted probe ran %d times", interp_seen);

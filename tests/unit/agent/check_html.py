@@ -64,7 +64,7 @@ def main():
 
     names = data['names']
     frames = data['frames']
-    if len(data['kinds']) != 10 or data['kinds'][0] != 'interpreted':
+    if len(data['kinds']) != 11 or data['kinds'][0] != 'interpreted' or data['kinds'][10] != 'vm_code':
         fail('unexpected kinds %r' % data['kinds'])
 
     # Hostile names were written as C1 frames, so with the "_[1]" suffix.

@@ -83,7 +83,10 @@ Test(html, hostile_names_cannot_leave_the_data_element) {
   /* Invalid UTF-8 becomes U+FFFD, one per maximal invalid subpart. */
   cr_assert_not_null(
       strstr(data, "bad \\ufffd\\ufffd bytes \\ufffd\\ufffd overlong \\ufffd\\ufffd\\ufffd surrogate"));
-  cr_assert_not_null(strstr(data, "truncated \\ufffd\""));
+  /* (its frame may be of the VM code kind, whose names carry "_[v]") */
+  const char *trunc = strstr(data, "truncated \\ufffd");
+  cr_assert_not_null(trunc);
+  cr_assert(trunc[16] == '"' || strncmp(trunc + 16, "_[v]\"", 5) == 0, "%.24s", trunc);
   /* Astral characters are surrogate pairs. */
   cr_assert_not_null(strstr(data, "\\ud83d\\udd25"));
   free(page);
