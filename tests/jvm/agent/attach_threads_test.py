@@ -27,6 +27,12 @@ then `profile2 attach PID stop`:
          least CPU_OTHERS_MIN of its inner CPU time (their CPU time includes
          the kernel's, which a user-only perf counter does not count).
 
+With --perf-refused PATH, the JVM runs under that seccomp launcher
+(perf_refused.c, EPERM for perf_event_open; `profile2 attach` itself is not
+filtered): the cpu session must then use the CPU-time timer fallback (the
+summary's engine line), hold no perf_event descriptor (the JVM's
+/proc/PID/fd, looked at in each probe) and pass the same checks.
+
 The JVM runs to the end (exit 0) after each session. Figures per run are
 printed (-v in meson) for docs/testing.md.
 
@@ -112,8 +118,20 @@ def cpu_ns(pid, tid):
         return None
 
 
+def count_perf_fds(pid):
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+        except OSError:
+            pass
+    return n
+
+
 def start_fixture(a):
     cmd = [os.path.join(a.java_home, "bin", "java"), "-cp", a.classes, "ServerFixture", "3", "8", "4"]
+    if a.perf_refused:
+        cmd = [a.perf_refused, "eperm"] + cmd
     err = open(os.path.join(a.workdir, "jvm-%d.stderr" % int(time.time() * 1000)), "w+")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
     p.err_file = err
@@ -220,7 +238,10 @@ def scenario_cpu(a):
         ours = {n: tids.get(n) for n in names}
 
         def cpu_all(q):
+            perf_fds.append(count_perf_fds(q.pid))
             return {n: cpu_ns(q.pid, t) for n, t in ours.items() if t is not None}
+
+        perf_fds = []
 
         res = attach_session(a, p, "cpu", os.path.join(a.workdir, "cpu"), probe=cpu_all)
     finally:
@@ -230,6 +251,11 @@ def scenario_cpu(a):
         return
     print("      summary: engine %s; %s; lost: %s" % (summary_value(summary, "engine"), summary_value(summary, "samples"),
                                                       summary_value(summary, "lost")))
+    if a.perf_refused:
+        check(summary_value(summary, "engine").startswith("CPU-time timer per thread")
+              and "seccomp filter" in summary_value(summary, "engine"),
+              "cpu: perf refused by the filter: the engine is the CPU-time timer fallback, put on the filter")
+        check(perf_fds and max(perf_fds) == 0, "cpu: no perf_event descriptor in the JVM (%s)" % perf_fds)
     weight = {tid: sum(leaves.values()) for tid, (_, leaves) in prof.items()}
     ratios, others = [], []
     for name in names:
@@ -283,6 +309,7 @@ def main():
     ap.add_argument("--classes", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--perf-refused", help="run the JVM under this launcher (perf_refused.c), in its eperm mode")
     a = ap.parse_args()
     a.interval_s = 0.001
     os.makedirs(a.workdir, exist_ok=True)
