@@ -60,7 +60,8 @@ WALL_TOLERANCE = 0.20  # the issue's requirement: each thread within +-20 % of t
 CPU_TOLERANCE = 0.20
 CPU_MIN_S = 0.010
 CPU_OTHERS_MIN = 0.3
-# Under --perf-refused (the CPU-time timer): the other threads' sum.
+# Under --perf-refused (the CPU-time timer): the other threads' sum, which
+# was 0.62-1.06 of their inner CPU time in 21 runs (docs/testing.md).
 TIMER_OTHERS_SUM_MIN = 0.3
 
 
