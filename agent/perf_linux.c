@@ -106,7 +106,8 @@ void p2_perf_explain(const char *name, int err, char *buf, size_t len) {
 }
 
 /* A refusal: see the header for how the cause is told. */
-static void explain_refusal(const char *name, int err, const struct p2_perf_limits *lim, char *buf, size_t len) {
+static void explain_refusal(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                            size_t len) {
   bool filtered = lim->seccomp == 2;
   bool level_allows = lim->paranoid != P2_PERF_UNKNOWN && lim->paranoid <= 2;
   char setting[48], level[80];
@@ -115,7 +116,9 @@ static void explain_refusal(const char *name, int err, const struct p2_perf_limi
   else
     snprintf(setting, sizeof setting, "kernel.perf_event_paranoid = %d", lim->paranoid);
   snprintf(level, sizeof level, "%s%s", setting,
-           level_allows ? " allows it" : lim->paranoid == P2_PERF_UNKNOWN ? "" : " refuses it too");
+           level_allows                       ? " allows it"
+           : lim->paranoid == P2_PERF_UNKNOWN ? ""
+                                              : " refuses it too");
   if (filtered && err == EPERM)
     snprintf(buf, len,
              "event=%s: perf_event_open refused (%s), most likely by this process's seccomp filter, as "
@@ -138,7 +141,8 @@ static void explain_refusal(const char *name, int err, const struct p2_perf_limi
              name, strerror(err), setting);
 }
 
-void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf, size_t len) {
+void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                           size_t len) {
   if (err == EACCES || err == EPERM)
     explain_refusal(name, err, lim, buf, len);
   else if (err == ENOENT || err == EOPNOTSUPP)

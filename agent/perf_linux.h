@@ -65,6 +65,7 @@ struct p2_perf_limits {
  * level that allows per-thread counting is a filter or a security module
  * (SELinux, AppArmor, lockdown). Context: Anywhere (not in a signal
  * handler: snprintf). */
-void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf, size_t len);
+void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                           size_t len);
 
 #endif
