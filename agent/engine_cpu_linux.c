@@ -30,7 +30,7 @@ static clockid_t thread_cpu_clock(int tid) { return (clockid_t)((~(unsigned)tid 
 static struct p2_engine_config cfg;
 static const struct p2_perf_event *cpu_clock;
 static bool use_perf;
-static char fallback_reason[200];
+static char fallback_reason[320]; /* p2_perf_explain: ~220 characters */
 
 static int start(const struct p2_engine_config *c, char *err, size_t errlen) {
   (void)err, (void)errlen;

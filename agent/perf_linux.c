@@ -79,18 +79,69 @@ void p2_perf_close(int fd) {
   close(fd);
 }
 
-void p2_perf_explain(const char *name, int err, char *buf, size_t len) {
-  int paranoid = -9;
-  FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-  if (f != NULL) {
-    if (fscanf(f, "%d", &paranoid) != 1) paranoid = -9;
-    fclose(f);
+/* The integer after `key` in file, or P2_PERF_UNKNOWN. */
+static int read_int(const char *file, const char *key) {
+  int v = P2_PERF_UNKNOWN;
+  FILE *f = fopen(file, "re");
+  if (f == NULL) return v;
+  char line[256];
+  size_t klen = strlen(key);
+  while (fgets(line, sizeof line, f) != NULL) {
+    if (strncmp(line, key, klen) == 0) {
+      if (sscanf(line + klen, "%d", &v) != 1) v = P2_PERF_UNKNOWN;
+      break;
+    }
   }
-  if (err == EACCES || err == EPERM)
+  fclose(f);
+  return v;
+}
+
+void p2_perf_explain(const char *name, int err, char *buf, size_t len) {
+  struct p2_perf_limits lim = {read_int("/proc/sys/kernel/perf_event_paranoid", ""),
+                               read_int("/proc/self/status", "Seccomp:")};
+  p2_perf_explain_given(name, err, &lim, buf, len);
+}
+
+/* A refusal: see the header for how the cause is told. */
+static void explain_refusal(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                            size_t len) {
+  bool filtered = lim->seccomp == 2;
+  bool level_allows = lim->paranoid != P2_PERF_UNKNOWN && lim->paranoid <= 2;
+  char setting[48], level[80];
+  if (lim->paranoid == P2_PERF_UNKNOWN)
+    snprintf(setting, sizeof setting, "kernel.perf_event_paranoid unreadable");
+  else
+    snprintf(setting, sizeof setting, "kernel.perf_event_paranoid = %d", lim->paranoid);
+  snprintf(level, sizeof level, "%s%s", setting,
+           level_allows                       ? " allows it"
+           : lim->paranoid == P2_PERF_UNKNOWN ? ""
+                                              : " refuses it too");
+  if (filtered && err == EPERM)
     snprintf(buf, len,
-             "event=%s: perf_event_open refused: %s (kernel.perf_event_paranoid = %d; per-thread sampling of "
-             "this process needs <= 2, e.g. 'sysctl kernel.perf_event_paranoid=2', or CAP_PERFMON)",
-             name, strerror(err), paranoid);
+             "event=%s: perf_event_open refused (%s), most likely by this process's seccomp filter, as "
+             "containers' default profiles do: allow perf_event_open there (%s)",
+             name, strerror(err), level);
+  else if (filtered && level_allows)
+    snprintf(buf, len,
+             "event=%s: perf_event_open refused (%s) though %s: by this process's seccomp filter or a "
+             "security module (SELinux, AppArmor)",
+             name, strerror(err), level);
+  else if (level_allows)
+    snprintf(buf, len,
+             "event=%s: perf_event_open refused (%s) though %s: by a security module (SELinux, AppArmor, "
+             "lockdown)",
+             name, strerror(err), level);
+  else
+    snprintf(buf, len,
+             "event=%s: perf_event_open refused: %s (%s; per-thread sampling of this process needs <= 2, "
+             "e.g. 'sysctl kernel.perf_event_paranoid=2', or CAP_PERFMON)",
+             name, strerror(err), setting);
+}
+
+void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                           size_t len) {
+  if (err == EACCES || err == EPERM)
+    explain_refusal(name, err, lim, buf, len);
   else if (err == ENOENT || err == EOPNOTSUPP)
     snprintf(buf, len,
              "event=%s: not supported by this kernel or CPU (perf_event_open: %s; hardware events are often "

@@ -50,7 +50,27 @@ void p2_perf_rearm(int fd);
 void p2_perf_close(int fd);
 
 /* One line saying why perf_event_open failed with err for event name,
- * naming the kernel setting when that is the reason. Context: Anywhere. */
+ * naming the kernel setting when that is the reason: reads
+ * kernel.perf_event_paranoid and this process's seccomp mode, then calls
+ * p2_perf_explain_given. Context: Anywhere (not in a signal handler: stdio). */
 void p2_perf_explain(const char *name, int err, char *buf, size_t len);
+
+/* What p2_perf_explain knows about the machine. */
+struct p2_perf_limits {
+  int paranoid; /* kernel.perf_event_paranoid, or P2_PERF_UNKNOWN if unreadable */
+  int seccomp;  /* /proc/self/status "Seccomp:": 0 none, 1 strict, 2 filter; or P2_PERF_UNKNOWN */
+};
+#define P2_PERF_UNKNOWN (-99)
+
+/* p2_perf_explain on given facts (the unit test gives every combination).
+ * A refusal (EACCES, EPERM) is put on what can cause it: the kernel's
+ * paranoid check answers EACCES, so EACCES with a level above 2 is the
+ * sysctl; container runtimes' seccomp profiles answer EPERM, so EPERM in a
+ * process under a seccomp filter is most likely the filter; a refusal at a
+ * level that allows per-thread counting is a filter or a security module
+ * (SELinux, AppArmor, lockdown). Context: Anywhere (not in a signal
+ * handler: snprintf). */
+void p2_perf_explain_given(const char *name, int err, const struct p2_perf_limits *lim, char *buf,
+                           size_t len);
 
 #endif

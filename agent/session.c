@@ -53,7 +53,7 @@ static struct {
   uint64_t start_realtime_ns, start_mono_ns, stop_mono_ns;
   unsigned long thread_errors; /* per-thread engine set-ups that failed */
   uint64_t carried_samples;    /* samples of a native session this one took over */
-  char first_thread_error[256];
+  char first_thread_error[384];
 } s;
 
 /* The registry set up (once). Atomic: thread events read it on their own
@@ -86,7 +86,7 @@ static uint64_t clock_ns(clockid_t c) {
 
 /* Give a registered thread its engine state. Registry mutex held. */
 static void engine_thread_start(struct p2_thread *t) {
-  char err[256];
+  char err[384]; /* p2_perf_explain lines run to ~220 characters */
   if (!s.running || s.exec_stopped || s.engine->thread_start == NULL || t->perf_fd >= 0 || t->has_timer)
     return;
   if (s.engine->thread_start(t, err, sizeof err) != 0) {
@@ -261,7 +261,7 @@ static const char *const lost_names[P2_LOST_COUNT] = {"buffer full", "scratch bu
 /* Summary lines for the text output and the log. */
 static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_sampler_stats *ss) {
   size_t n = 0;
-  char buf[256];
+  char buf[512]; /* the engine line names why perf was refused: ~320 characters */
   uint64_t end = s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns;
   double secs = (double)(end - s.start_mono_ns) / 1e9;
   p2_options_describe(&s.opt, buf, sizeof buf);
@@ -603,7 +603,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     goto out;
   }
   s.aggregator_alive = true;
-  char desc[256], how[256];
+  char desc[256], how[512];
   p2_options_describe(&s.opt, desc, sizeof desc);
   s.engine->describe(how, sizeof how);
   p2_log_info("profiling started: %s (%s)", desc, how);

@@ -11,8 +11,12 @@
  * CPU profile has it (almost) never. The lines marked HOT-LINE / COLD-LINE
  * are where the samples of hotA / coldB fall (the test reads the markers).
  *
- *   java AgentFixture SECONDS      (prints "ready" once both threads run;
- *                                   SECONDS 0: run until stdin is closed)
+ *   java AgentFixture SECONDS [WORKER_CPU_SECONDS]
+ *        prints "ready" once both threads run; SECONDS 0: run until stdin is
+ *        closed. With WORKER_CPU_SECONDS, the run ends when the worker has
+ *        used that much CPU time instead (however loaded the machine), and
+ *        the worker's CPU time is printed at the end ("worker cpu ns N"):
+ *        the timer-fallback test compares its samples' weight with it.
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -48,9 +52,12 @@ public class AgentFixture {
         return x;
     }
 
+    static volatile long workerCpuLimit = Long.MAX_VALUE;
+    static volatile long workerCpu;
+
     static void worker() {
         long x = 1;
-        while (!stop) {
+        while (!stop && cpuNanos() < workerCpuLimit) {
             long t = cpuNanos();
             /* 15.3 + 5.1 ms: a period that is no multiple of the kernel's
              * tick, so that tick-driven timers (itimer) sample every phase. */
@@ -58,6 +65,7 @@ public class AgentFixture {
             x = coldB(x, t + 20_400_000L);
         }
         sink = x;
+        workerCpu = cpuNanos();
     }
 
     static void sleeper() {
@@ -72,13 +80,19 @@ public class AgentFixture {
 
     public static void main(String[] args) throws Exception {
         long seconds = Long.parseLong(args[0]);
+        boolean byCpu = args.length > 1;
+        if (byCpu) {
+            workerCpuLimit = (long) (Double.parseDouble(args[1]) * 1e9);
+        }
         Thread w = new Thread(AgentFixture::worker, "worker");
         Thread s = new Thread(AgentFixture::sleeper, "sleeper");
         w.start();
         s.start();
         System.out.println("ready");
         System.out.flush();
-        if (seconds > 0) {
+        if (byCpu) {
+            w.join();
+        } else if (seconds > 0) {
             Thread.sleep(seconds * 1000);
         } else {
             while (System.in.read() >= 0) {
@@ -88,6 +102,9 @@ public class AgentFixture {
         stop = true;
         w.join();
         s.join();
+        if (byCpu) {
+            System.out.println("worker cpu ns " + workerCpu);
+        }
         System.out.println("fixture done");
     }
 }

@@ -97,8 +97,9 @@ def java_cmd(a, agent_opts=None, extra=()):
     return cmd + list(extra) + ["-cp", a.classes, "AgentFixture", str(a.seconds)]
 
 
-def check_hot_share(stacks, label, lines_source=None):
-    """hotA 75 %, coldB 25 % of the worker's samples, both under worker()."""
+def check_hot_share(stacks, label, lines_source=None, tolerance=0.10):
+    """hotA 75 % (+- tolerance), coldB 25 % of the worker's samples, both
+    under worker()."""
     hot = weight(stacks, has("AgentFixture.hotA"))
     cold = weight(stacks, has("AgentFixture.coldB"))
     total = weight(stacks, lambda f: True)
@@ -110,7 +111,8 @@ def check_hot_share(stacks, label, lines_source=None):
     if hot + cold == 0:
         return
     share = hot / (hot + cold)
-    check(0.65 <= share <= 0.85, "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-10)" % (label, 100 * share))
+    check(abs(share - 0.75) <= tolerance, "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-%g)"
+          % (label, 100 * share, 100 * tolerance))
     # Order: worker's frame is the caller of hotA / coldB.
     def under_worker(frames):
         for i, f in enumerate(frames):

@@ -27,6 +27,16 @@ then `profile2 attach PID stop`:
          least CPU_OTHERS_MIN of its inner CPU time (their CPU time includes
          the kernel's, which a user-only perf counter does not count).
 
+With --perf-refused PATH, the JVM runs under that seccomp launcher
+(perf_refused.c, EPERM for perf_event_open; `profile2 attach` itself is not
+filtered): the cpu session must then use the CPU-time timer fallback (the
+summary's engine line), hold no perf_event descriptor (the JVM's
+/proc/PID/fd, looked at in each probe) and pass the same checks, but for
+the other threads: the timer sees a thread's CPU time only at the
+scheduler ticks that find it running, so threads that run in bursts
+shorter than a tick get too little weight, some none; their weight
+together must be at least TIMER_OTHERS_SUM_MIN of their CPU time.
+
 The JVM runs to the end (exit 0) after each session. Figures per run are
 printed (-v in meson) for docs/testing.md.
 
@@ -50,6 +60,9 @@ WALL_TOLERANCE = 0.20  # the issue's requirement: each thread within +-20 % of t
 CPU_TOLERANCE = 0.20
 CPU_MIN_S = 0.010
 CPU_OTHERS_MIN = 0.3
+# Under --perf-refused (the CPU-time timer): the other threads' sum, which
+# was 0.62-1.06 of their inner CPU time in 21 runs (docs/testing.md).
+TIMER_OTHERS_SUM_MIN = 0.3
 
 
 def check(cond, what):
@@ -112,8 +125,20 @@ def cpu_ns(pid, tid):
         return None
 
 
+def count_perf_fds(pid):
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+        except OSError:
+            pass
+    return n
+
+
 def start_fixture(a):
     cmd = [os.path.join(a.java_home, "bin", "java"), "-cp", a.classes, "ServerFixture", "3", "8", "4"]
+    if a.perf_refused:
+        cmd = [a.perf_refused, "eperm"] + cmd
     err = open(os.path.join(a.workdir, "jvm-%d.stderr" % int(time.time() * 1000)), "w+")
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
     p.err_file = err
@@ -220,7 +245,10 @@ def scenario_cpu(a):
         ours = {n: tids.get(n) for n in names}
 
         def cpu_all(q):
+            perf_fds.append(count_perf_fds(q.pid))
             return {n: cpu_ns(q.pid, t) for n, t in ours.items() if t is not None}
+
+        perf_fds = []
 
         res = attach_session(a, p, "cpu", os.path.join(a.workdir, "cpu"), probe=cpu_all)
     finally:
@@ -230,8 +258,13 @@ def scenario_cpu(a):
         return
     print("      summary: engine %s; %s; lost: %s" % (summary_value(summary, "engine"), summary_value(summary, "samples"),
                                                       summary_value(summary, "lost")))
+    if a.perf_refused:
+        check(summary_value(summary, "engine").startswith("CPU-time timer per thread")
+              and "seccomp filter" in summary_value(summary, "engine"),
+              "cpu: perf refused by the filter: the engine is the CPU-time timer fallback, put on the filter")
+        check(perf_fds and max(perf_fds) == 0, "cpu: no perf_event descriptor in the JVM (%s)" % perf_fds)
     weight = {tid: sum(leaves.values()) for tid, (_, leaves) in prof.items()}
-    ratios, others = [], []
+    ratios, others, others_sum = [], [], [0.0, 0.0]
     for name in names:
         tid = ours.get(name)
         if not check(tid is not None and all(q.get(name) is not None for q in probes),
@@ -245,10 +278,18 @@ def scenario_cpu(a):
         outer = (probes[3][name] - probes[0][name]) / 1e9
         w = weight.get(tid, 0)
         sampled = w * a.interval_s
-        if inner >= CPU_MIN_S:
+        if inner >= CPU_MIN_S and name.startswith("busy-"):
             check(w > 0, "cpu: %s used %.3f s of CPU and has %d samples" % (name, inner, w))
-            if not name.startswith("busy-"):
-                others.append((sampled / inner, name))
+        elif inner >= CPU_MIN_S:
+            others.append((sampled / inner, name))
+            others_sum[0] += sampled
+            others_sum[1] += inner
+            # The CPU-time timer sees a thread's time only at the ticks
+            # that find it running: threads that run in bursts shorter than
+            # a tick (the executor's) get too little weight, some none at
+            # all; their sum is checked instead.
+            if not a.perf_refused:
+                check(w > 0, "cpu: %s used %.3f s of CPU and has %d samples" % (name, inner, w))
                 # Their CPU time includes the kernel's (futex, nanosleep),
                 # which a user-only perf counter does not count.
                 check(sampled >= CPU_OTHERS_MIN * inner,
@@ -269,6 +310,13 @@ def scenario_cpu(a):
         hi = sorted(r[1] for r in ratios)
         print("      cpu busy threads: sampled/inner min %.3f median %.3f max %.3f; sampled/outer min %.3f median %.3f "
               "max %.3f" % (lo[0], statistics.median(lo), lo[-1], hi[0], statistics.median(hi), hi[-1]))
+    if others_sum[1] > 0:
+        print("      cpu other threads together: %.3f s sampled for %.3f s of CPU = %.4f"
+              % (others_sum[0], others_sum[1], others_sum[0] / others_sum[1]))
+        if a.perf_refused:
+            check(others_sum[0] >= TIMER_OTHERS_SUM_MIN * others_sum[1],
+                  "cpu: the other threads together: %.3f s sampled for %.3f s of CPU (at least %.2f of it)"
+                  % (others_sum[0], others_sum[1], TIMER_OTHERS_SUM_MIN))
     if others:
         v = sorted(r for r, _ in others)
         print("      cpu other threads with >= %.0f ms of CPU: %d, sampled/inner min %.3f (%s) median %.3f max %.3f"
@@ -283,6 +331,7 @@ def main():
     ap.add_argument("--classes", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--perf-refused", help="run the JVM under this launcher (perf_refused.c), in its eperm mode")
     a = ap.parse_args()
     a.interval_s = 0.001
     os.makedirs(a.workdir, exist_ok=True)
