@@ -47,6 +47,7 @@ struct p2_sampler_config {
   bool cstack;       /* ASGST_INCLUDE_NON_JAVA_FRAMES */
   bool perf;         /* the engine uses perf counters: re-arm from the handler */
   int depth;         /* frames kept per sample */
+  uint32_t quiet;    /* handler time budget: no walk for quiet x a walk's time after it (budget=PCT: 100/PCT - 1) */
 };
 
 struct p2_sampler_stats {
@@ -56,7 +57,8 @@ struct p2_sampler_stats {
   uint64_t compressed;    /* samples folded into the youngest element */
   uint64_t fallback;      /* safepoint mode: walked in the handler instead */
   uint64_t truncated;     /* walks cut at `depth` */
-  uint64_t throttled;     /* signals not walked: the thread's handler time budget (weight carried) */
+  uint64_t throttled;     /* signals not walked (the thread's handler time budget): [throttled] samples */
+  uint64_t throttled_bare; /* of those, recorded without their top frame */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
   uint64_t errors[64];    /* walks that ended with error -i (index i) */

@@ -380,13 +380,11 @@ def load_profile(a, label, base, err):
     # interval when timer overruns or walk=safepoint's folding (same top
     # frame as the youngest queued element) added to it: the weights of
     # the collapsed stacks exceed the counts by at most that much.
-    # So does the handler's time budget: a signal it does not walk gives its
-    # weight to the thread's next record (the summary's "throttled").
+    # A signal the handler's time budget does not walk is a [throttled]
+    # record of its own (the summary's "throttled"): it adds to no other.
     sm = re.match(r"(\d+) signals handled, weight (\d+)", summary_value(txt, "samples"))
     fold = re.search(r"\((\d+) more folded into them\)", summary_value(txt, "safepoint walks"))
-    held = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
-    pr.extra = ((int(sm.group(2)) - int(sm.group(1)) if sm else pr.total) + (int(fold.group(1)) if fold else 0) +
-                (int(held.group(1)) if held else 0))
+    pr.extra = (int(sm.group(2)) - int(sm.group(1)) if sm else pr.total) + (int(fold.group(1)) if fold else 0)
     return pr
 
 
@@ -401,8 +399,8 @@ def check_threads(label, pr):
         return None
     rows, rest = th
     check(sum(x[4] for x in rows) + rest == int(tot.group(1)) and total - extra <= int(tot.group(1)) <= total,
-          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded, overrun "
-          "or throttled)"
+          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded or "
+          "overrun)"
           % (label, sum(x[4] for x in rows), rest, tot.group(1), total, extra))
     by_root = {}
     for f, n in stacks:
