@@ -313,10 +313,23 @@ def scenario_throttled(a):
         check(0.65 <= share <= 0.85, "throttled: hotA has %.1f %% of the worker's throttled hotA+coldB (75 %% "
               "+-10)" % (100 * share))
     # No sample weighs more than its own signals: with one interval per
-    # signal, a thread's weight is its sample count (plus timer overruns).
+    # signal, the profile's weight is its sample count, and so is each
+    # thread's (plus timer overruns; the table shows 3 significant digits:
+    # "1.59 s" is 1585..1595 ms). A carried weight showed as a thread far
+    # heavier than its samples.
+    m = re.search(r"^in the profile: (\d+) samples", t, re.M)
+    total = weight(stacks, lambda f: True)
+    check(m is not None and int(m.group(1)) <= total <= int(m.group(1)) + over,
+          "throttled: the profile weighs its samples (%d; %s samples, plus at most %d overruns)"
+          % (total, m.group(1) if m else "?", over))
     rows = summary_thread_rows(t)
     iv = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
-    heavy = [r for r in rows if float(r[0].split()[0]) * iv[r[0].split()[1]] > r[1] + over + 0.5]
+
+    def heavier(r):
+        num, unit = r[0].split()
+        decimals = len(num.split(".")[1]) if "." in num else 0
+        return float(num) * iv[unit] > r[1] + over + 0.5 * 10 ** -decimals * iv[unit]
+    heavy = [r for r in rows if heavier(r)]
     check(rows and not heavy, "throttled: no thread weighs more than its samples' own signals (%d threads; %s)"
           % (len(rows), heavy[0] if heavy else "none heavier"))
     with open(base + ".html") as f:
