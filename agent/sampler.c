@@ -31,7 +31,7 @@ static atomic_int in_handler;
 
 static struct {
   atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled, throttled_bare,
-      weight;
+      budget_suspect, budget_cpu_timed, weight;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -211,23 +211,49 @@ static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_t
   count(&st.recorded);
 }
 
-/* The most a walk is charged. The handler's time is measured on the
- * monotonic clock (a thread CPU clock costs a system call per read), so a
- * handler preempted on a loaded machine would be charged the preemption
- * too: under a load of 14 on 2 CPUs one preempted walk silenced the Java
- * main thread for the rest of a 300 ms run (launch_test.py). The longest
- * real walks (libunwind through deep native stacks, 1,000 Java frames)
- * take a few hundred microseconds. */
+/* The most a walk is charged. The longest real walks (libunwind through
+ * deep native stacks, 1,000 Java frames) take a few hundred microseconds. */
 #define BUDGET_MAX_CHARGE_NS 2000000
 
-/* Context: AS-Safe. */
-static void budget_charge(struct p2_thread *t, uint64_t start) {
+/* A walk's time is taken on the monotonic clock (vDSO, ~50 ns): a thread
+ * CPU clock costs a system call per read (0.3-2 us here, as much as a
+ * Java walk). But a handler preempted on a loaded machine would then be
+ * charged the preemption too, and silence its thread for up to 9 x 2 ms:
+ * at load 30 on 2 CPUs that was most of the throttling left at 1 ms
+ * (javac, Xalan, H2: 0-1.2 % of the signals, nearly all on main, whose
+ * walks take 1-5 us; timed on the CPU clock, handlers that took over
+ * 100 us of wall time had used less than half of it on a CPU in 99 % of
+ * the cases). So a walk that took SUSPECT_NS and more than SUSPECT_RATIO
+ * times its thread's previous walk is charged the previous walk's time,
+ * and the thread's next walk is timed on its CPU clock as well: when that
+ * one is slow on the CPU too, the thread's walks are slow, and its next
+ * CPU_TIMED_RUN walks are charged their CPU time (the two system calls
+ * are then little next to the walk). A thread whose walks are really
+ * slow is thus charged in full from its second slow walk on. */
+#define SUSPECT_NS 50000
+#define SUSPECT_RATIO 4
+#define CPU_TIMED_RUN 16
+
+/* Context: AS-Safe; t's handler only (signals are blocked in their own
+ * handler). cpu0: the thread's CPU clock at the start when t->cpu_timed. */
+static void budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
   if (t == NULL) return;
   uint64_t end = mono_ns(CLOCK_MONOTONIC);
-  if (end > start) {
-    uint64_t took = end - start < BUDGET_MAX_CHARGE_NS ? end - start : BUDGET_MAX_CHARGE_NS;
-    atomic_store_explicit(&t->quiet_until_ns, end + took * cfg.quiet, memory_order_relaxed);
+  uint64_t took = end > start ? end - start : 0;
+  if (t->cpu_timed > 0) {
+    uint64_t cpu = mono_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t on_cpu = cpu > cpu0 ? cpu - cpu0 : 0;
+    if (on_cpu < took) took = on_cpu;
+    t->cpu_timed = took >= SUSPECT_NS ? CPU_TIMED_RUN : t->cpu_timed - 1;
+    count(&st.budget_cpu_timed);
+  } else if (took >= SUSPECT_NS && took > SUSPECT_RATIO * t->walk_ns) {
+    took = t->walk_ns;
+    t->cpu_timed = 1;
+    count(&st.budget_suspect);
   }
+  if (took > BUDGET_MAX_CHARGE_NS) took = BUDGET_MAX_CHARGE_NS;
+  t->walk_ns = took;
+  atomic_store_explicit(&t->quiet_until_ns, end + took * cfg.quiet, memory_order_relaxed);
 }
 
 /* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
@@ -260,13 +286,14 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
     record_throttled(ucontext, tid, weight, state);
     goto out;
   }
+  uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? mono_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
   if (cfg.safepoint && enqueue_fn != NULL) {
     if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
     count(&st.fallback);
   }
   p2_sampler_walk_and_record(ucontext, tid, weight, state);
 charge:
-  budget_charge(t, start);
+  budget_charge(t, start, cpu0);
 out:
   if (rearm) p2_perf_rearm(si->si_fd);
   atomic_fetch_sub(&in_handler, 1);
@@ -320,6 +347,8 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->truncated = atomic_load(&st.truncated);
   o->throttled = atomic_load(&st.throttled);
   o->throttled_bare = atomic_load(&st.throttled_bare);
+  o->budget_suspect = atomic_load(&st.budget_suspect);
+  o->budget_cpu_timed = atomic_load(&st.budget_cpu_timed);
   o->weight = atomic_load(&st.weight);
   for (int i = 0; i < P2_LOST_COUNT; i++) o->lost[i] = atomic_load(&st.lost[i]);
   for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
@@ -334,6 +363,8 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.truncated, 0);
   atomic_store(&st.throttled, 0);
   atomic_store(&st.throttled_bare, 0);
+  atomic_store(&st.budget_suspect, 0);
+  atomic_store(&st.budget_cpu_timed, 0);
   atomic_store(&st.weight, 0);
   for (int i = 0; i < P2_LOST_COUNT; i++) atomic_store(&st.lost[i], 0);
   for (int i = 0; i < 64; i++) atomic_store(&st.errors[i], 0);

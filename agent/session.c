@@ -330,6 +330,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              "%llu signals not walked: their thread's walks had used budget=%g %% of its time (samples of "
              "their own under [throttled], with their top frame; %llu without)",
              (unsigned long long)ss->throttled, s.opt.budget, (unsigned long long)ss->throttled_bare);
+  if (ss->budget_suspect || ss->budget_cpu_timed)
+    add_stat(st, &n, max, "budget",
+             "%llu walks took far longer than their thread's previous one (preempted, most likely): charged "
+             "that one's time; %llu walks timed on the thread's CPU clock",
+             (unsigned long long)ss->budget_suspect, (unsigned long long)ss->budget_cpu_timed);
   if (ss->truncated)
     add_stat(st, &n, max, "truncated", "%llu walks deeper than depth=%d", (unsigned long long)ss->truncated,
              s.opt.depth);

@@ -50,6 +50,11 @@ struct p2_thread {
   /* the handler's time budget (sampler.c): no walk before quiet_until_ns
    * (CLOCK_MONOTONIC); signals meanwhile become [throttled] samples */
   atomic_uint_fast64_t quiet_until_ns;
+  /* the budget's handler-private state: the time the last walk was
+   * charged, and how many of the next walks are timed on the thread's CPU
+   * clock (a walk looked preempted, or walks are slow) */
+  uint64_t walk_ns;
+  uint32_t cpu_timed;
   /* wall mode: the thread's CPU time and the wall time at its last sample,
    * to tell running from runnable (handler-private) */
   uint64_t last_cpu_ns, last_wall_ns;

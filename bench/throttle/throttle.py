@@ -67,8 +67,10 @@ def main():
                 if "[throttled]" in frames:
                     per[thread_of(frames[0])] += int(w)
             top = ", ".join("%s %d" % kv for kv in per.most_common(4))
-            print("%s %-5s r%d: %6d signals, %5d throttled (%.2f %%)%s" % (
-                a.jdk, wname, rnd, sig, thr, 100.0 * thr / max(sig, 1), "; stacks: " + top if top else ""))
+            m = re.search(r"^budget: (\d+) walks.*?; (\d+) walks timed", txt, re.M)
+            budget = "; %s suspect, %s CPU-timed walks" % m.groups() if m else ""
+            print("%s %-5s r%d: %6d signals, %5d throttled (%.2f %%)%s%s" % (
+                a.jdk, wname, rnd, sig, thr, 100.0 * thr / max(sig, 1), budget, "; on: " + top if top else ""))
             sys.stdout.flush()
     return 1 if failed else 0
 
