@@ -220,10 +220,9 @@ static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_t
  * Java walk). But a handler preempted on a loaded machine would then be
  * charged the preemption too, and silence its thread for up to 9 x 2 ms:
  * at load 30 on 2 CPUs that was most of the throttling left at 1 ms
- * (javac, Xalan, H2: 0-1.2 % of the signals, nearly all on main, whose
- * walks take 1-5 us; timed on the CPU clock, handlers that took over
- * 100 us of wall time had used less than half of it on a CPU in 99 % of
- * the cases). So a walk that took SUSPECT_NS and more than SUSPECT_RATIO
+ * (javac, Xalan, H2: 0-1.3 % of the signals, mostly on main, whose walks
+ * take 1-5 us; charged as below, 0-0.1 %: bench/RESULTS.md, "Throttled
+ * signals"). So a walk that took SUSPECT_NS and more than SUSPECT_RATIO
  * times its thread's previous walk is charged the previous walk's time,
  * and the thread's next walk is timed on its CPU clock as well: when that
  * one is slow on the CPU too, the thread's walks are slow, and its next
