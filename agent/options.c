@@ -203,8 +203,8 @@ static int parse_bool(const char *key, const char *v, bool *out, char *err, size
 /* Keys that hold one value. Given twice in one string, the second would
  * silently win: "event=cpu,...,event=wall" is a mistake more often than a
  * wish, so it is refused. file=, include= and exclude= add to lists. */
-static const char *const single_keys[] = {"event", "signal",  "interval", "walk", "duration", "cstack",
-                                          "depth", "queue",   "capture",  "log",  "budget"};
+static const char *const single_keys[] = {"event", "signal", "interval", "walk", "duration", "cstack",
+                                          "depth", "queue",  "capture",  "log",  "budget"};
 
 /* Refuse key if it is single-valued and *seen already has it. */
 static int once(const char *key, const char *item, unsigned *seen, char *err, size_t errlen) {

@@ -30,8 +30,8 @@ static atomic_bool sampling;
 static atomic_int in_handler;
 
 static struct {
-  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled, throttled_bare,
-      budget_suspect, budget_cpu_timed, weight;
+  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled,
+      throttled_bare, budget_suspect, budget_cpu_timed, weight;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -83,7 +83,8 @@ static enum p2_thread_state thread_state(struct p2_thread *t) {
 
 struct walk {
   struct p2_rframe *frames;
-  uint32_t max; /* frames kept: cfg.depth, or 1 for a throttled signal's top frame */
+  uint32_t max;  /* frames kept: cfg.depth, or 1 for a throttled signal's top frame */
+  bool top_only; /* a throttled signal's: whether more frames follow is not asked */
   uint32_t n;
   int error;
   bool truncated;
@@ -106,7 +107,9 @@ static void collect(ASGST_Iterator *it, void *arg) {
       r->id = p2_methods_intern(f.method);
   }
   if (w->n == w->max)
-    w->truncated = ASGST_State(it) == 1;
+    /* peeking at the next frame may cost an unwind step: not for a
+     * throttled signal's top frame */
+    w->truncated = !w->top_only && ASGST_State(it) == 1;
   else
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
 }
@@ -124,7 +127,7 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
     count(&st.lost[P2_LOST_SCRATCH_BUSY]);
     return;
   }
-  struct walk w = {scratch[k], (uint32_t)cfg.depth, 0, 0, false};
+  struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
   int kind = ASGST_RunWithIterator(ucontext, opts, collect, &w);
   if (kind <= 0) {
@@ -162,8 +165,8 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
 
 /* The handler's time budget: after a sample whose handler took h ns, the
  * thread is not walked again for cfg.quiet x h ns, so handlers take at
- * most 1 / (cfg.quiet + 1) of a thread's time (budget=10 %: quiet 9). A signal in that
- * window is recorded as a sample of its own (record_throttled), never
+ * most 1 / (cfg.quiet + 1) of a thread's time (budget=10 %: quiet 9). A
+ * signal in that window is recorded as a sample of its own (record_throttled), never
  * added to a later one: a later sample may be on another stack, and its
  * thread's weight moved there (javac: 331 ms self weight from 2 samples in
  * Lower.makeTranslationMap when the weight was carried). Without the budget
@@ -190,7 +193,7 @@ static bool budget_allows(struct p2_thread *t, uint64_t now) {
 static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state) {
   count(&st.throttled);
   struct p2_rframe top;
-  struct walk w = {&top, 1, 0, 0, false};
+  struct walk w = {&top, 1, true, 0, 0, false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
   if (ASGST_RunWithIterator(ucontext, opts, collect, &w) <= 0) w.n = 0;
   if (w.n == 0) count(&st.throttled_bare);

@@ -178,7 +178,11 @@ Test(options, budget_is_a_percentage_of_a_threads_time_shown_when_not_the_defaul
   const struct {
     const char *text;
     double pct;
-  } good[] = {{"budget=100", 100}, {"budget=0.0001", 0.0001}, {"budget=2.5", 2.5}, {"budget=.5", 0.5}, {"budget=7.", 7}};
+  } good[] = {{"budget=100", 100},
+              {"budget=0.0001", 0.0001},
+              {"budget=2.5", 2.5},
+              {"budget=.5", 0.5},
+              {"budget=7.", 7}};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     cr_assert_eq(parse(&o, good[i].text, err, sizeof err), 0, "[%s]: %s", good[i].text, err);
     cr_assert_float_eq(o.budget, good[i].pct, 1e-12, "[%s]: %g", good[i].text, o.budget);
@@ -216,7 +220,8 @@ Test(options, every_byte_value_in_a_value_is_accepted_or_one_line) {
   /* All bytes 1..255 (the string cannot hold NUL) after each key: either
    * parsed, or refused in one line naming the key. Bytes >= 0x80 are
    * valid in paths (UTF-8 names). */
-  const char *keys[] = {"event", "interval", "file", "walk", "include", "signal", "depth", "log", "threads", "budget"};
+  const char *keys[] = {"event",  "interval", "file", "walk",    "include",
+                        "signal", "depth",    "log",  "threads", "budget"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
     for (int b = 1; b < 256; b++) {
       char text[64];
