@@ -247,7 +247,9 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
   }
   size_t n = 0;
   if (a->opt->threads) a->path[n++] = thread_frame(a, r->tid);
-  if (r->error != 0) {
+  if (r->flags & P2_REC_THROTTLED) {
+    a->path[n++] = marker(a, 4u << 20, P2_FRAME_MARKER, "[throttled]");
+  } else if (r->error != 0) {
     char name[128];
     snprintf(name, sizeof name, "[error:%d %s]", r->error, profile2_strerror(r->error));
     a->path[n++] = marker(a, (uint64_t)(uint16_t)r->error, P2_FRAME_MARKER, name);

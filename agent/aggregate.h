@@ -3,7 +3,9 @@
  *
  *   [thread root]   with `threads`: "[name tid=N]"
  *   [marker]        when the walk was not complete: "[error:N message]",
- *                   "[truncated]", "[stale]"
+ *                   "[truncated]", "[stale]"; "[throttled]" for a signal
+ *                   the handler's time budget did not walk (its top frame
+ *                   at most below it)
  *   frames          oldest to youngest; Java frames named "pkg/Class.method"
  *                   (with their tier as the frame kind, and their line with
  *                   `lines`), native frames by symbol

@@ -22,6 +22,7 @@ void p2_options_defaults(struct p2_options *o) {
   o->cstack = true;
   o->depth = 2048;
   o->capture = -1;
+  o->budget = 10;
 }
 
 static void free_list(char **list, int *n) {
@@ -137,6 +138,19 @@ static int parse_int(const char *key, const char *v, long lo, long hi, int *out,
   return 0;
 }
 
+/* budget=PCT: a plain decimal (digits, at most one '.'), no sign, exponent
+ * or hex, that strtod alone would take. */
+static int parse_budget(struct p2_options *o, const char *v, char *err, size_t errlen) {
+  size_t n = strspn(v, "0123456789.");
+  const char *dot = strchr(v, '.');
+  bool plain = n > 0 && v[n] == '\0' && strspn(v, ".") < n && (dot == NULL || strchr(dot + 1, '.') == NULL);
+  double pct = plain ? strtod(v, NULL) : 0;
+  if (pct < 0.0001 || pct > 100)
+    return fail(err, errlen, "budget=%s: expected a percentage from 0.0001 to 100", v);
+  o->budget = pct;
+  return 0;
+}
+
 static int parse_signal(struct p2_options *o, const char *v, char *err, size_t errlen) {
   static const struct {
     const char *name;
@@ -189,8 +203,8 @@ static int parse_bool(const char *key, const char *v, bool *out, char *err, size
 /* Keys that hold one value. Given twice in one string, the second would
  * silently win: "event=cpu,...,event=wall" is a mistake more often than a
  * wish, so it is refused. file=, include= and exclude= add to lists. */
-static const char *const single_keys[] = {"event",  "signal", "interval", "walk",    "duration",
-                                          "cstack", "depth",  "queue",    "capture", "log"};
+static const char *const single_keys[] = {"event", "signal", "interval", "walk", "duration", "cstack",
+                                          "depth", "queue",  "capture",  "log",  "budget"};
 
 /* Refuse key if it is single-valued and *seen already has it. */
 static int once(const char *key, const char *item, unsigned *seen, char *err, size_t errlen) {
@@ -278,6 +292,7 @@ static int parse_item(struct p2_options *o, const char *item, unsigned *seen, ch
   if (strcmp(key, "depth") == 0) return parse_int(key, v, 1, 65536, &o->depth, err, errlen);
   if (strcmp(key, "queue") == 0) return parse_int(key, v, 1, 1 << 20, &o->queue_size, err, errlen);
   if (strcmp(key, "capture") == 0) return parse_int(key, v, 0, 64, &o->capture, err, errlen);
+  if (strcmp(key, "budget") == 0) return parse_budget(o, v, err, errlen);
   if (strcmp(key, "log") == 0) {
     if (*v == '\0') return fail(err, errlen, "log=: empty path");
     free(o->log);
@@ -371,6 +386,7 @@ void p2_options_describe(const struct p2_options *o, char *buf, size_t len) {
     append(buf, len, &at, ",duration=%s", iv);
   }
   if (o->signal != SIGPROF) append(buf, len, &at, ",signal=%d", o->signal);
+  if (o->budget != 10) append(buf, len, &at, ",budget=%g", o->budget);
 }
 
 char *p2_options_expand_path(const char *path, int pid, int64_t start_time) {

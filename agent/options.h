@@ -66,10 +66,11 @@ struct p2_options {
   int depth;                /* frames kept per sample (the youngest), default 2048 */
   int queue_size;           /* safepoint mode: initial queue capacity, 0 = default */
   int capture;              /* safepoint mode: physical frames captured below the top Java frame, -1 = default */
+  double budget;            /* percent of a thread's time its signal handlers may take walking, default 10 */
   char *log;                /* where messages go, NULL = stderr */
 };
 
-/* Defaults: cpu, 10 ms, walk default, cstack on, SIGPROF, depth 2048. */
+/* Defaults: cpu, 10 ms, walk default, cstack on, SIGPROF, depth 2048, budget 10 %. */
 void p2_options_defaults(struct p2_options *o);
 
 /* Parse text (NULL or "" = defaults only) into *o, which must hold defaults

@@ -41,6 +41,8 @@ enum {
 
 enum {
   P2_REC_TRUNCATED = 1, /* more frames below than `depth` kept */
+  /* 2: P2_REC_STALE (aggregate.h) */
+  P2_REC_THROTTLED = 4, /* not walked (the handler's time budget): top frame at most */
 };
 
 struct p2_record {

@@ -30,7 +30,8 @@ static atomic_bool sampling;
 static atomic_int in_handler;
 
 static struct {
-  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled, weight;
+  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled,
+      throttled_bare, budget_suspect, budget_cpu_timed, weight;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -82,6 +83,8 @@ static enum p2_thread_state thread_state(struct p2_thread *t) {
 
 struct walk {
   struct p2_rframe *frames;
+  uint32_t max;  /* frames kept: cfg.depth, or 1 for a throttled signal's top frame */
+  bool top_only; /* a throttled signal's: whether more frames follow is not asked */
   uint32_t n;
   int error;
   bool truncated;
@@ -92,7 +95,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
   ASGST_Frame f;
   int rc = 0;
-  while (w->n < (uint32_t)cfg.depth && (rc = ASGST_NextFrame(it, &f)) == 1) {
+  while (w->n < w->max && (rc = ASGST_NextFrame(it, &f)) == 1) {
     struct p2_rframe *r = &w->frames[w->n++];
     r->type = f.type;
     r->level = (int8_t)f.comp_level;
@@ -107,8 +110,10 @@ static void collect(ASGST_Iterator *it, void *arg) {
       r->id = p2_methods_intern(f.method);
     }
   }
-  if (w->n == (uint32_t)cfg.depth)
-    w->truncated = ASGST_State(it) == 1;
+  if (w->n == w->max)
+    /* peeking at the next frame may cost an unwind step: not for a
+     * throttled signal's top frame */
+    w->truncated = !w->top_only && ASGST_State(it) == 1;
   else
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
 }
@@ -126,7 +131,7 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
     count(&st.lost[P2_LOST_SCRATCH_BUSY]);
     return;
   }
-  struct walk w = {scratch[k], 0, 0, false};
+  struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
   int kind = ASGST_RunWithIterator(ucontext, opts, collect, &w);
   if (kind <= 0) {
@@ -163,48 +168,98 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
 }
 
 /* The handler's time budget: after a sample whose handler took h ns, the
- * thread is not walked again for (BUDGET_FACTOR - 1) x h ns, so handlers
- * take at most 1 / BUDGET_FACTOR of a thread's time. A signal in that
- * window only adds its weight to the thread's next walked sample (the
- * profile's weights stay right; the count is in the summary). Without it
+ * thread is not walked again for cfg.quiet x h ns, so handlers take at
+ * most 1 / (cfg.quiet + 1) of a thread's time (budget=10 %: quiet 9). A
+ * signal in that window is recorded as a sample of its own (record_throttled), never
+ * added to a later one: a later sample may be on another stack, and its
+ * thread's weight moved there (javac: 331 ms self weight from 2 samples in
+ * Lower.makeTranslationMap when the weight was carried). Without the budget
  * a walk costing more than the interval -- libunwind through a JIT
- * compiler thread's 40 native frames takes 100-300 us -- let that thread
+ * compiler thread's 40 native frames took 100-300 us -- let that thread
  * run only a fraction of its time: at interval=100us javac ran 10x slower
  * and, with walk=safepoint, a compiler thread inside the VM held up a
  * safepoint the drainer waited for. Java walks (1-5 us) never reach the
  * budget at intervals of 100 us and more. */
-#define BUDGET_FACTOR 10
 
-/* Context: AS-Safe. Returns false when the thread is inside its quiet
- * window (the weight is carried); else adds the carried weight. */
-static bool budget_allows(struct p2_thread *t, uint64_t now, uint64_t *weight) {
-  if (t == NULL) return true;
-  if (now < atomic_load_explicit(&t->quiet_until_ns, memory_order_relaxed)) {
-    atomic_fetch_add_explicit(&t->carried_weight, *weight, memory_order_relaxed);
-    count(&st.throttled);
-    return false;
-  }
-  *weight += atomic_exchange_explicit(&t->carried_weight, 0, memory_order_relaxed);
-  return true;
+/* Context: AS-Safe. Whether the thread is past its quiet window. */
+static bool budget_allows(struct p2_thread *t, uint64_t now) {
+  return t == NULL || now >= atomic_load_explicit(&t->quiet_until_ns, memory_order_relaxed);
 }
 
-/* The most a walk is charged. The handler's time is measured on the
- * monotonic clock (a thread CPU clock costs a system call per read), so a
- * handler preempted on a loaded machine would be charged the preemption
- * too: under a load of 14 on 2 CPUs one preempted walk silenced the Java
- * main thread for the rest of a 300 ms run (launch_test.py). The longest
- * real walks (libunwind through deep native stacks, 1,000 Java frames)
- * take a few hundred microseconds. */
+/* A signal the budget does not walk: a sample of its own weight on its own
+ * thread, marked P2_REC_THROTTLED (the aggregator's "[throttled]"), with
+ * the stack's top frame only -- one ASGST_NextFrame: the interrupted pc
+ * as a native frame, or as the Java method the code cache maps it to, or
+ * the last Java frame of a thread in the VM; bounded, no unwinding. A
+ * walk that cannot give even that records the sample without frames
+ * (counted: throttled_bare).
+ * Context: AS-Safe. */
+static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state) {
+  count(&st.throttled);
+  struct p2_rframe top;
+  struct walk w = {&top, 1, true, 0, 0, false};
+  int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
+  if (ASGST_RunWithIterator(ucontext, opts, collect, &w) <= 0) w.n = 0;
+  if (w.n == 0) count(&st.throttled_bare);
+  int slot;
+  struct p2_record *r = p2_records_reserve(w.n, &slot);
+  if (r == NULL) {
+    count(&st.lost[P2_LOST_BUFFER_FULL]);
+    return;
+  }
+  r->tid = (uint32_t)tid;
+  r->error = 0;
+  r->state = (uint8_t)state;
+  r->flags = P2_REC_THROTTLED;
+  r->weight = weight;
+  r->nframes = w.n;
+  if (w.n) r->frames[0] = top;
+  p2_records_commit(r, slot);
+  count(&st.recorded);
+}
+
+/* The most a walk is charged. The longest real walks (libunwind through
+ * deep native stacks, 1,000 Java frames) take a few hundred microseconds. */
 #define BUDGET_MAX_CHARGE_NS 2000000
 
-/* Context: AS-Safe. */
-static void budget_charge(struct p2_thread *t, uint64_t start) {
+/* A walk's time is taken on the monotonic clock (vDSO, ~50 ns): a thread
+ * CPU clock costs a system call per read (0.3-2 us here, as much as a
+ * Java walk). But a handler preempted on a loaded machine would then be
+ * charged the preemption too, and silence its thread for up to 9 x 2 ms:
+ * at load 30 on 2 CPUs that was most of the throttling left at 1 ms
+ * (javac, Xalan, H2: 0-1.3 % of the signals, mostly on main, whose walks
+ * take 1-5 us; charged as below, 0-0.1 %: bench/RESULTS.md, "Throttled
+ * signals"). So a walk that took SUSPECT_NS and more than SUSPECT_RATIO
+ * times its thread's previous walk is charged the previous walk's time,
+ * and the thread's next walk is timed on its CPU clock as well: when that
+ * one is slow on the CPU too, the thread's walks are slow, and its next
+ * CPU_TIMED_RUN walks are charged their CPU time (the two system calls
+ * are then little next to the walk). A thread whose walks are really
+ * slow is thus charged in full from its second slow walk on. */
+#define SUSPECT_NS 50000
+#define SUSPECT_RATIO 4
+#define CPU_TIMED_RUN 16
+
+/* Context: AS-Safe; t's handler only (signals are blocked in their own
+ * handler). cpu0: the thread's CPU clock at the start when t->cpu_timed. */
+static void budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
   if (t == NULL) return;
   uint64_t end = mono_ns(CLOCK_MONOTONIC);
-  if (end > start) {
-    uint64_t took = end - start < BUDGET_MAX_CHARGE_NS ? end - start : BUDGET_MAX_CHARGE_NS;
-    atomic_store_explicit(&t->quiet_until_ns, end + took * (BUDGET_FACTOR - 1), memory_order_relaxed);
+  uint64_t took = end > start ? end - start : 0;
+  if (t->cpu_timed > 0) {
+    uint64_t cpu = mono_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t on_cpu = cpu > cpu0 ? cpu - cpu0 : 0;
+    if (on_cpu < took) took = on_cpu;
+    t->cpu_timed = took >= SUSPECT_NS ? CPU_TIMED_RUN : t->cpu_timed - 1;
+    count(&st.budget_cpu_timed);
+  } else if (took >= SUSPECT_NS && took > SUSPECT_RATIO * t->walk_ns) {
+    took = t->walk_ns;
+    t->cpu_timed = 1;
+    count(&st.budget_suspect);
   }
+  if (took > BUDGET_MAX_CHARGE_NS) took = BUDGET_MAX_CHARGE_NS;
+  t->walk_ns = took;
+  atomic_store_explicit(&t->quiet_until_ns, end + took * cfg.quiet, memory_order_relaxed);
 }
 
 /* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
@@ -233,14 +288,18 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   }
   atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
   uint64_t start = mono_ns(CLOCK_MONOTONIC);
-  if (!budget_allows(t, start, &weight)) goto out;
+  if (!budget_allows(t, start)) {
+    record_throttled(ucontext, tid, weight, state);
+    goto out;
+  }
+  uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? mono_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
   if (cfg.safepoint && enqueue_fn != NULL) {
     if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
     count(&st.fallback);
   }
   p2_sampler_walk_and_record(ucontext, tid, weight, state);
 charge:
-  budget_charge(t, start);
+  budget_charge(t, start, cpu0);
 out:
   if (rearm) p2_perf_rearm(si->si_fd);
   atomic_fetch_sub(&in_handler, 1);
@@ -293,6 +352,9 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->fallback = atomic_load(&st.fallback);
   o->truncated = atomic_load(&st.truncated);
   o->throttled = atomic_load(&st.throttled);
+  o->throttled_bare = atomic_load(&st.throttled_bare);
+  o->budget_suspect = atomic_load(&st.budget_suspect);
+  o->budget_cpu_timed = atomic_load(&st.budget_cpu_timed);
   o->weight = atomic_load(&st.weight);
   for (int i = 0; i < P2_LOST_COUNT; i++) o->lost[i] = atomic_load(&st.lost[i]);
   for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
@@ -306,6 +368,9 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.fallback, 0);
   atomic_store(&st.truncated, 0);
   atomic_store(&st.throttled, 0);
+  atomic_store(&st.throttled_bare, 0);
+  atomic_store(&st.budget_suspect, 0);
+  atomic_store(&st.budget_cpu_timed, 0);
   atomic_store(&st.weight, 0);
   for (int i = 0; i < P2_LOST_COUNT; i++) atomic_store(&st.lost[i], 0);
   for (int i = 0; i < 64; i++) atomic_store(&st.errors[i], 0);

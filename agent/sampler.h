@@ -7,7 +7,10 @@
  *   walk=safepoint  enqueues the top frames with ASGST_Enqueue (compressing
  *                   into the youngest element when the top is unchanged),
  *                   falling back to a signal walk when the thread has no
- *                   queue or the queue is full.
+ *                   queue or the queue is full;
+ * unless the thread's walks have used up their time budget (budget=PCT of
+ * its time): then the signal is recorded at once as a sample of its own,
+ * marked [throttled], with the stack's top frame only.
  * Every outcome is counted: recorded, lost (and why), walk errors by code.
  */
 #ifndef P2_AGENT_SAMPLER_H
@@ -47,6 +50,7 @@ struct p2_sampler_config {
   bool cstack;       /* ASGST_INCLUDE_NON_JAVA_FRAMES */
   bool perf;         /* the engine uses perf counters: re-arm from the handler */
   int depth;         /* frames kept per sample */
+  uint32_t quiet;    /* handler time budget: no walk for quiet x a walk's time after it (budget=PCT: 100/PCT - 1) */
 };
 
 struct p2_sampler_stats {
@@ -56,7 +60,10 @@ struct p2_sampler_stats {
   uint64_t compressed;    /* samples folded into the youngest element */
   uint64_t fallback;      /* safepoint mode: walked in the handler instead */
   uint64_t truncated;     /* walks cut at `depth` */
-  uint64_t throttled;     /* signals not walked: the thread's handler time budget (weight carried) */
+  uint64_t throttled;     /* signals not walked (the thread's handler time budget): [throttled] samples */
+  uint64_t throttled_bare; /* of those, recorded without their top frame */
+  uint64_t budget_suspect;   /* walks far longer than their thread's last: charged that one's time */
+  uint64_t budget_cpu_timed; /* walks timed on the thread's CPU clock (after a suspect one, or slow ones) */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
   uint64_t errors[64];    /* walks that ended with error -i (index i) */

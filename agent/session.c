@@ -337,9 +337,14 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
            at ? " (" : "", lb, at ? ")" : "");
   if (ss->throttled)
     add_stat(st, &n, max, "throttled",
-             "%llu signals not walked: their thread's walks had used a tenth of its time (weight kept, "
-             "added to its next sample)",
-             (unsigned long long)ss->throttled);
+             "%llu signals not walked: their thread's walks had used budget=%g %% of its time (samples of "
+             "their own under [throttled], with their top frame; %llu without)",
+             (unsigned long long)ss->throttled, s.opt.budget, (unsigned long long)ss->throttled_bare);
+  if (ss->budget_suspect || ss->budget_cpu_timed)
+    add_stat(st, &n, max, "budget",
+             "%llu walks took far longer than their thread's previous one (preempted, most likely): charged "
+             "that one's time; %llu walks timed on the thread's CPU clock",
+             (unsigned long long)ss->budget_suspect, (unsigned long long)ss->budget_cpu_timed);
   if (ss->truncated)
     add_stat(st, &n, max, "truncated", "%llu walks deeper than depth=%d", (unsigned long long)ss->truncated,
              s.opt.depth);
@@ -566,6 +571,8 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
       .cstack = s.opt.cstack,
       .perf = s.opt.event == P2_EVENT_PERF || s.opt.event == P2_EVENT_CPU,
       .depth = s.opt.depth,
+      /* budget=10 (%) -> 9; budget=100 -> 0 (never throttled) */
+      .quiet = (uint32_t)(100.0 / s.opt.budget + 0.5) - 1,
   };
   p2_sampler_reset_stats();
   if (p2_sampler_install(s.opt.signal, &scfg, scfg.safepoint ? p2_sampler_queue_enqueue : NULL) != 0) {

@@ -157,7 +157,8 @@ struct p2_thread *p2_threads_add_locked(int tid, bool java, const char *name, ui
   atomic_store(&t->queue, NULL);
   atomic_store(&t->pending_weight, 0);
   atomic_store(&t->quiet_until_ns, 0);
-  atomic_store(&t->carried_weight, 0);
+  t->walk_ns = 0;
+  t->cpu_timed = 0;
   t->last_cpu_ns = t->last_wall_ns = 0;
   t->next_free = NULL;
   atomic_store_explicit(&t->tid, tid, memory_order_release);

@@ -48,9 +48,13 @@ struct p2_thread {
    * sampler before it signals the thread, taken by the handler */
   atomic_uint_fast64_t pending_weight;
   /* the handler's time budget (sampler.c): no walk before quiet_until_ns
-   * (CLOCK_MONOTONIC); the weight of the signals let through meanwhile,
-   * added to the thread's next walked sample */
-  atomic_uint_fast64_t quiet_until_ns, carried_weight;
+   * (CLOCK_MONOTONIC); signals meanwhile become [throttled] samples */
+  atomic_uint_fast64_t quiet_until_ns;
+  /* the budget's handler-private state: the time the last walk was
+   * charged, and how many of the next walks are timed on the thread's CPU
+   * clock (a walk looked preempted, or walks are slow) */
+  uint64_t walk_ns;
+  uint32_t cpu_timed;
   /* wall mode: the thread's CPU time and the wall time at its last sample,
    * to tell running from runnable (handler-private) */
   uint64_t last_cpu_ns, last_wall_ns;

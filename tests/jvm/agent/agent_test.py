@@ -18,6 +18,11 @@ Every scenario profiles a program whose profile is known by construction
                    least half as much as the worker.
   formats          one run writing .collapsed, .html, .pb.gz and .txt: each
                    file is well formed and agrees on the sample count.
+  throttled        budget=0.001 (%): nearly every signal is throttled; each
+                   is a sample of its own on its own thread ([thread];
+                   [throttled]; top frame), the worker's top frames still
+                   give hotA 75 %, no thread weighs more than its signals,
+                   and every output format shows [throttled].
   bad-options      an unknown option, a bad value and a bad interval: the JVM
                    runs to the end (exit 0), the agent prints one line naming
                    the bad item, and writes no file.
@@ -168,8 +173,8 @@ def scenario_cpu(a, event):
 
 
 def throttled(summary):
-    """Signals the handler's time budget held back (their weight went to a
-    later sample of the same thread), from the text summary."""
+    """Signals the handler's time budget did not walk (each a [throttled]
+    sample of its own), from the text summary."""
     m = re.search(r"^throttled: (\d+) signals", summary, re.M)
     return int(m.group(1)) if m else 0
 
@@ -193,9 +198,10 @@ def scenario_safepoint(a):
         queued, drained, stale = (int(x) for x in m.groups())
         check(queued > 0 and drained == queued, "safepoint: every queued element drained (%d of %d)" % (drained, queued))
         in_profile = weight(stacks, lambda f: f and f[0] == "[stale]")
-        held = throttled(t)
-        check(in_profile <= stale + held, "safepoint: [stale] samples (%d) do not exceed the stale count (%d) plus "
-              "the %d throttled signals whose weight went to a later sample" % (in_profile, stale, held))
+        fold = re.search(r"\((\d+) more folded into them\)", sw)
+        folded = int(fold.group(1)) if fold else 0
+        check(in_profile <= stale + folded, "safepoint: [stale] samples (weight %d) do not exceed the stale count "
+              "(%d) plus the %d samples folded into queued elements" % (in_profile, stale, folded))
         check(stale <= 0.2 * drained, "safepoint: stale elements stay a minority (%d of %d)" % (stale, drained))
 
 
@@ -272,13 +278,96 @@ def scenario_formats(a):
     with open(base + ".txt") as f:
         t = f.read()
     tw = re.search(r"^total: (\d+) samples", t, re.M)
-    # A sample weighs 1 here (perf counter per thread) unless the handler's
-    # time budget held some signals back and gave their weight to the
-    # thread's next sample (the summary's "throttled").
-    held = throttled(t)
-    check(tw is not None and int(tw.group(1)) <= total <= int(tw.group(1)) + held,
-          "formats: the collapsed stacks' weight (%d) is the summary's total (%s) plus at most the %d throttled "
-          "signals" % (total, tw.group(1) if tw else "?", held))
+    # A sample weighs 1 here (perf counter per thread), more only with a
+    # timer's overruns (the summary's weight beyond its signals). A
+    # throttled signal is a sample of its own: it adds to no other.
+    over = overrun(t)
+    check(tw is not None and int(tw.group(1)) <= total <= int(tw.group(1)) + over,
+          "formats: the collapsed stacks' weight (%d) is the summary's total (%s) plus at most the %d overruns"
+          % (total, tw.group(1) if tw else "?", over))
+
+
+def overrun(summary):
+    """Weight beyond one interval per signal (timer overruns), from the
+    summary's samples line."""
+    m = re.search(r"^samples: (\d+) signals handled, weight (\d+)", summary, re.M)
+    return int(m.group(2)) - int(m.group(1)) if m else 0
+
+
+def summary_thread_rows(summary):
+    """The samples-per-thread table: [(weight text, samples, thread)]."""
+    sec = summary.split("Samples per thread", 1)[-1].split("\n\n", 1)[0]
+    return [(m.group(1), int(m.group(2)), m.group(3)) for m in
+            re.finditer(r"^\s*\d+\s+([\d.]+ [mun]?s)\s+[\d.]+%\s+(\d+)\s+(.*)$", sec, re.M)]
+
+
+def scenario_throttled(a):
+    """A budget so small that after one walk (>= 1 us) a thread is not
+    walked for >= 100 ms: nearly every signal is throttled."""
+    base = os.path.join(a.workdir, "p")
+    opts = ",".join("file=%s.%s" % (base, e) for e in ("collapsed", "html", "pb.gz", "txt"))
+    rc, so, se = run(java_cmd(a, "interval=1ms,budget=0.001,threads,quiet," + opts))
+    check(rc == 0 and "fixture done" in so, "throttled: the JVM ran to the end (exit %d)" % rc)
+    for e in ("collapsed", "html", "pb.gz", "txt"):
+        check(os.path.exists(base + "." + e) and os.path.getsize(base + "." + e) > 0, "throttled: wrote p." + e)
+    if FAILURES:
+        print(se)
+        return
+    stacks = read_collapsed(base + ".collapsed")
+    with open(base + ".txt") as f:
+        t = f.read()
+    print("      summary: throttled: " + summary_value(t, "throttled"))
+    n = throttled(t)
+    m = re.search(r"^samples: (\d+) signals", t, re.M)
+    signals = int(m.group(1)) if m else 0
+    check(n >= 0.9 * signals, "throttled: %d of %d signals throttled (budget=0.001: at least 90 %%)" % (n, signals))
+    thr = [(f, w) for f, w in stacks if "[throttled]" in f]
+    in_profile = sum(w for _, w in thr)
+    over = overrun(t)
+    check(n <= in_profile <= n + over, "throttled: the [throttled] samples weigh the throttled signals (%d; "
+          "summary %d, plus at most %d overruns)" % (in_profile, n, over))
+    shape = [f for f, _ in thr if not (f[0].startswith("[") and f[0].endswith("]") and " tid=" in f[0] and
+                                     f[1] == "[throttled]" and len(f) <= 3)]
+    check(not shape, "throttled: every [throttled] sample is [thread]; [throttled]; at most its top frame (%d "
+          "otherwise, e.g. %s)" % (len(shape), ";".join(shape[0]) if shape else "-"))
+    # Their top frames are where the thread was: the worker's still give
+    # the fixture's 75 / 25 split (the code cache maps the pc to hotA).
+    mine = [(f, w) for f, w in thr if f[0].startswith("[worker tid=")]
+    hot = weight(mine, has("AgentFixture.hotA"))
+    cold = weight(mine, has("AgentFixture.coldB"))
+    check(hot + cold >= 0.9 * weight(mine, lambda f: True) and hot + cold >= 100,
+          "throttled: %d of the worker's %d [throttled] samples name hotA or coldB (at least 100 and 90 %%)"
+          % (hot + cold, weight(mine, lambda f: True)))
+    if hot + cold:
+        share = hot / (hot + cold)
+        check(0.65 <= share <= 0.85, "throttled: hotA has %.1f %% of the worker's throttled hotA+coldB (75 %% "
+              "+-10)" % (100 * share))
+    # No sample weighs more than its own signals: with one interval per
+    # signal, the profile's weight is its sample count, and so is each
+    # thread's (plus timer overruns; the table shows 3 significant digits:
+    # "1.59 s" is 1585..1595 ms). A carried weight showed as a thread far
+    # heavier than its samples.
+    m = re.search(r"^in the profile: (\d+) samples", t, re.M)
+    total = weight(stacks, lambda f: True)
+    check(m is not None and int(m.group(1)) <= total <= int(m.group(1)) + over,
+          "throttled: the profile weighs its samples (%d; %s samples, plus at most %d overruns)"
+          % (total, m.group(1) if m else "?", over))
+    rows = summary_thread_rows(t)
+    iv = {"s": 1000.0, "ms": 1.0, "us": 0.001, "ns": 0.000001}
+
+    def heavier(r):
+        num, unit = r[0].split()
+        decimals = len(num.split(".")[1]) if "." in num else 0
+        return float(num) * iv[unit] > r[1] + over + 0.5 * 10 ** -decimals * iv[unit]
+    heavy = [r for r in rows if heavier(r)]
+    check(rows and not heavy, "throttled: no thread weighs more than its samples' own signals (%d threads; %s)"
+          % (len(rows), heavy[0] if heavy else "none heavier"))
+    with open(base + ".html") as f:
+        check("[throttled]" in f.read(), "throttled: the flame graph shows [throttled]")
+    with gzip.open(base + ".pb.gz", "rb") as f:
+        check(b"[throttled]" in f.read(), "throttled: the pprof profile names [throttled]")
+    check(re.search(r"^\s*\d+\s+\S+ \S+\s+[\d.]+%\s+\d+\s+\[throttled\]$", t, re.M) is not None,
+          "throttled: the summary's method tables list [throttled]")
 
 
 def scenario_bad_options(a):
@@ -400,6 +489,8 @@ def main():
         scenario_wall(a)
     elif s == "formats":
         scenario_formats(a)
+    elif s == "throttled":
+        scenario_throttled(a)
     elif s == "bad-options":
         scenario_bad_options(a)
     elif s == "jcmd":

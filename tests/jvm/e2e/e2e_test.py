@@ -48,12 +48,14 @@ text summary, and checks:
             least 90 % of the busy thread's samples, and on 80 % of all
             samples with a Java frame (the JIT compiler threads take up to
             half of a short run's CPU: reported, not held against it);
-            of complete walks (not under [error:N] or [stale]).
+            of complete walks (not under [error:N], [stale] or [throttled]).
             Reported: the share of the busy thread's samples whose
             youngest Java frame is in the program's packages.
   counted   no unnamed or marker frame without its counter in the summary:
             [error:N ...] (incomplete walks, by code), [truncated]
-            (truncated), [stale] (safepoint walks), [unknown_Java],
+            (truncated), [stale] (safepoint walks), [throttled]
+            (throttled; at most 1 % of the signals with walk=signal at
+            1 ms, issue 14; 6 % under ASan), [unknown_Java],
             [redefined_method] and [unknown] (unnamed frames); any other "[...]" frame below the
             thread root fails. Counters count records, the collapsed stacks
             give weights: a marker's weight lies between its count and its
@@ -380,13 +382,11 @@ def load_profile(a, label, base, err):
     # interval when timer overruns or walk=safepoint's folding (same top
     # frame as the youngest queued element) added to it: the weights of
     # the collapsed stacks exceed the counts by at most that much.
-    # So does the handler's time budget: a signal it does not walk gives its
-    # weight to the thread's next record (the summary's "throttled").
+    # A signal the handler's time budget does not walk is a [throttled]
+    # record of its own (the summary's "throttled"): it adds to no other.
     sm = re.match(r"(\d+) signals handled, weight (\d+)", summary_value(txt, "samples"))
     fold = re.search(r"\((\d+) more folded into them\)", summary_value(txt, "safepoint walks"))
-    held = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
-    pr.extra = ((int(sm.group(2)) - int(sm.group(1)) if sm else pr.total) + (int(fold.group(1)) if fold else 0) +
-                (int(held.group(1)) if held else 0))
+    pr.extra = (int(sm.group(2)) - int(sm.group(1)) if sm else pr.total) + (int(fold.group(1)) if fold else 0)
     return pr
 
 
@@ -401,8 +401,8 @@ def check_threads(label, pr):
         return None
     rows, rest = th
     check(sum(x[4] for x in rows) + rest == int(tot.group(1)) and total - extra <= int(tot.group(1)) <= total,
-          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded, overrun "
-          "or throttled)"
+          "%s: the per-thread samples add up to the total (%d + %d more = %s; weight %d, %d of it folded or "
+          "overrun)"
           % (label, sum(x[4] for x in rows), rest, tot.group(1), total, extra))
     by_root = {}
     for f, n in stacks:
@@ -461,7 +461,7 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
         return any(in_program(f) for f in frames)
 
     def whole(frames):
-        return not any(f == "[stale]" or f.startswith("[error:") for f in frames[:2])
+        return not any(f in ("[stale]", "[throttled]") or f.startswith("[error:") for f in frames[:2])
 
     mine_whole = sum(n for f, n in mine if whole(f))
     on_busy = sum(n for f, n in mine if whole(f) and program_on(f))
@@ -511,12 +511,14 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
     trunc = int(trunc.group(1)) if trunc else 0
     stale = re.search(r"drained: (\d+) stale", summary_value(txt, "safepoint walks"))
     stale = int(stale.group(1)) if stale else 0
+    thr = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
+    thr = int(thr.group(1)) if thr else 0
     un = re.match(r"(\d+) samples with a Java method not named .*?, (\d+) with native code",
                   summary_value(txt, "unnamed frames"))
     if not check(un is not None, label + ": the summary counts unnamed frames"):
         return
     un_java, un_native = int(un.group(1)), int(un.group(2))
-    seen = {"error": {}, "truncated": 0, "stale": 0, "unknown_Java": 0, "unknown": 0, "other": {}}
+    seen = {"error": {}, "truncated": 0, "stale": 0, "throttled": 0, "unknown_Java": 0, "unknown": 0, "other": {}}
     for frames, n in stacks:
         kinds = set()
         for k, f in enumerate(frames):
@@ -525,7 +527,7 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
             m = re.match(r"\[error:(-?\d+) ", f)
             if m:
                 seen["error"][int(m.group(1))] = seen["error"].get(int(m.group(1)), 0) + n
-            elif f == "[truncated]" or f == "[stale]":
+            elif f in ("[truncated]", "[stale]", "[throttled]"):
                 kinds.add(f[1:-1])
             elif f in ("[unknown_Java]", "[redefined_method]") or f.startswith("[unknown_class]."):
                 kinds.add("unknown_Java")
@@ -549,6 +551,19 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
         if seen[kind]:
             check(0 < counter and seen[kind] <= counter + extra,
                   "%s: weight %d under [%s], %d counted" % (label, seen[kind], kind, counter))
+    # A throttled signal is a [throttled] sample of its own: they weigh
+    # the summary's count (plus overruns) and stay few. Issue 14 asks for
+    # <= 1 % at 1 ms on these programs: measured here (load 20-30 on 2
+    # CPUs) javac 0.32-0.48 %, H2 0.02 %, Xalan 0 % (docs/testing.md).
+    # Under ASan every walk takes 2-4x as long and more of main's pass the
+    # budget: javac 1.9, 2.2, 3.0 % in 3 runs, held to twice the largest.
+    check(thr <= seen["throttled"] <= thr + extra,
+          "%s: weight %d under [throttled], %d counted in 'throttled'" % (label, seen["throttled"], thr))
+    signals = re.match(r"(\d+) signals handled", summary_value(txt, "samples"))
+    if a.walk == "signal" and a.interval == "1ms" and signals:
+        most = 0.06 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0.01
+        check(thr <= most * int(signals.group(1)), "%s: %d of %s signals throttled (at most %d %%)"
+              % (label, thr, signals.group(1), 100 * most))
     for kind, counter in (("unknown_Java", un_java), ("unknown", un_native)):
         check(counter <= seen[kind] <= counter + extra,
               "%s: weight %d with [%s] frames, %d counted in 'unnamed frames'" % (label, seen[kind], kind, counter))

@@ -78,12 +78,24 @@ static const struct bad bad_options[] = {
     {"queue=2097152", "queue=2097152"},
     {"capture=65", "capture=65"},
     {"capture=-1", "capture=-1"},
+    {"budget=0", "budget=0"},
+    {"budget=0.00001", "budget=0.00001"},
+    {"budget=100.5", "budget=100.5"},
+    {"budget=-5", "budget=-5"},
+    {"budget=+5", "budget=+5"},
+    {"budget=1e-3", "budget=1e-3"},
+    {"budget=0x10", "budget=0x10"},
+    {"budget=.", "budget=."},
+    {"budget=1.2.3", "budget=1.2.3"},
+    {"budget=10%", "budget=10%"},
+    {"budget=nan", "budget=nan"},
     /* one value per key: the second would silently win */
     {"event=cpu,event=wall", "'event=wall'"},
     {"interval=1ms,interval=2ms", "'interval=2ms'"},
     {"walk=signal,depth=10,walk=safepoint", "'walk=safepoint'"},
     {"log=a.log,log=b.log", "'log=b.log'"},
     {"capture=1,capture=1", "'capture=1'"},
+    {"budget=5,budget=5", "'budget=5'"},
     /* escapes */
     {"file=a.html\\", "'file=a.html\\'"},
     {"\\", "'\\'"},
@@ -155,6 +167,33 @@ Test(options, escapes_and_lists_within_limits_are_accepted) {
   p2_options_free(&o);
 }
 
+Test(options, budget_is_a_percentage_of_a_threads_time_shown_when_not_the_default) {
+  struct p2_options o;
+  char err[256], d[512];
+  cr_assert_eq(parse(&o, "", err, sizeof err), 0, "%s", err);
+  cr_assert_eq(o.budget, 10);
+  p2_options_describe(&o, d, sizeof d);
+  cr_assert_null(strstr(d, "budget"), "%s", d);
+  p2_options_free(&o);
+  const struct {
+    const char *text;
+    double pct;
+  } good[] = {{"budget=100", 100},
+              {"budget=0.0001", 0.0001},
+              {"budget=2.5", 2.5},
+              {"budget=.5", 0.5},
+              {"budget=7.", 7}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    cr_assert_eq(parse(&o, good[i].text, err, sizeof err), 0, "[%s]: %s", good[i].text, err);
+    cr_assert_float_eq(o.budget, good[i].pct, 1e-12, "[%s]: %g", good[i].text, o.budget);
+    p2_options_free(&o);
+  }
+  cr_assert_eq(parse(&o, "budget=0.001", err, sizeof err), 0, "%s", err);
+  p2_options_describe(&o, d, sizeof d);
+  cr_assert_not_null(strstr(d, ",budget=0.001"), "%s", d);
+  p2_options_free(&o);
+}
+
 Test(options, a_value_longer_than_an_item_is_refused_by_its_start) {
   size_t n = 5000;
   char *text = malloc(n + 1);
@@ -181,7 +220,8 @@ Test(options, every_byte_value_in_a_value_is_accepted_or_one_line) {
   /* All bytes 1..255 (the string cannot hold NUL) after each key: either
    * parsed, or refused in one line naming the key. Bytes >= 0x80 are
    * valid in paths (UTF-8 names). */
-  const char *keys[] = {"event", "interval", "file", "walk", "include", "signal", "depth", "log", "threads"};
+  const char *keys[] = {"event",  "interval", "file", "walk",    "include",
+                        "signal", "depth",    "log",  "threads", "budget"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
     for (int b = 1; b < 256; b++) {
       char text[64];
