@@ -68,7 +68,7 @@
 #include "vm/gc.h"
 #include "vm/hotspot.h"
 #include "vm/info.h"
-#include "vm/mirror.h"
+#include "vm/class_of.h"
 #include "vm/unload_handlers.h"
 #include "vm/unload_index.h"
 #include "vm/unload_snapshot.h"
@@ -266,7 +266,7 @@ static void consider_class(jvmtiEnv *jvmti, JNIEnv *jni, jclass cls) {
   /* Through its methods where the collector's oops cannot be read
    * (vm/gc.h). */
   const void *klass = NULL;
-  int krc = p2_mirror_klass_anywhere(jvmti, cls, &klass);
+  int krc = p2_class_of_anywhere(jvmti, cls, &klass);
   if (krc == 0 && klass == NULL) {
     /* No methods, and a mirror we may not read (ZGC): nothing of it can be
      * on a stack, and a class of a builtin loader needs no snapshot. The
