@@ -494,14 +494,15 @@ PROFILE2_API ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobjec
  * (profile2_queue_stats; read them before ASGST_DeregisterQueue, which
  * frees the queue), or to those of every queue of the process
  * (profile2_queue_totals, which also counts what DeregisterQueue itself
- * processed). Losses: lost_resize and lost_deregistered (elements never
- * processed), late_updates (a compressed sample's weight); full and other
+ * processed). Losses: lost_resize (elements never processed; lost_deregistered
+ * is kept for compatibility and stays 0), late_updates (a compressed sample's weight); full and other
  * are samples refused (the caller still has them); suspend_failures
  * degrade elements to stale without losing them. */
 typedef struct {
   jlong enqueued;     /* elements captured and queued */
   jlong full;         /* ASGST_Enqueue refused: queue full */
-  jlong other;        /* ASGST_Enqueue refused: nested signal, resize in progress */
+  jlong other;        /* ASGST_Enqueue refused: nested signal, resize in progress, queue sealed
+                         (deregistered, or processed for the last time at VMDeath) */
   jlong drains;       /* times the thread was brought to a safe state and its queue processed */
   jlong spliced;      /* elements joined to the live stack */
   jlong complete;     /* elements whose capture held the whole stack */
@@ -514,9 +515,9 @@ typedef struct {
   jlong lost_resize;  /* elements dropped by a resize to a capacity that did not hold them
                          (the oldest; their handler never ran) */
   jlong compressed;   /* profile2_enqueue_or_match found the sample equal to the youngest element */
-  jlong lost_deregistered; /* committed after ASGST_DeregisterQueue's last drain had begun: never
-                              processed (a handler descheduled inside ASGST_Enqueue for over 2 ms;
-                              profile2_queue_totals only, 0 per queue) */
+  jlong lost_deregistered; /* always 0: an ASGST_Enqueue that races with the last drain of
+                              ASGST_DeregisterQueue (or of VMDeath) fails with
+                              ASGST_ENQUEUE_NO_QUEUE instead, counted in other */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */
@@ -555,7 +556,9 @@ PROFILE2_API void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options,
 /* Capture the top Java frame(s) of the queue's thread from ucontext into
  * queue (and wake the drainer if that filled it to half its capacity).
  * Returns the trace kind (> 0) or an error: ASGST_ENQUEUE_FULL_QUEUE,
- * ASGST_ENQUEUE_NO_QUEUE, ASGST_ENQUEUE_OTHER_ERROR (another enqueue into
+ * ASGST_ENQUEUE_NO_QUEUE (also when the queue was deregistered, or processed
+ * for the last time at VMDeath, during the call: the element is not
+ * queued), ASGST_ENQUEUE_OTHER_ERROR (another enqueue into
  * this queue is in progress, e.g. the thread was interrupted inside one),
  * or a walk error.
  * As the proposal allows, the queue may belong to another thread if that

@@ -25,6 +25,9 @@ _Static_assert(ATOMIC_POINTER_LOCK_FREE == 2, "pointer atomics must be lock-free
 #define SWAP_WAIT_NS 10000000u
 /* ... of which it spins this long before it polls with sleeps */
 #define SWAP_SPIN_NS 100000u
+/* The seal flag, kept in tail itself so that one atomic operation decides
+ * between seal and commit (queue.h, "Seal"); indices never reach it. */
+#define SEALED ((uint64_t)1 << 63)
 
 struct buffer {
   struct buffer *retired_next; /* consumer only: the retired list */
@@ -35,10 +38,10 @@ struct buffer {
 
 struct p2_queue {
   /* Written by the producer. */
-  _Alignas(CACHE_LINE) _Atomic uint64_t tail;
-  atomic_int busy;           /* inside reserve..commit/abort */
-  _Atomic uint32_t attempts; /* reset by drain_end */
-  _Atomic uint64_t committed, full, nested, aborted, busy_resize;
+  _Alignas(CACHE_LINE) _Atomic uint64_t tail; /* | SEALED, set by the consumer */
+  atomic_int busy;                            /* inside reserve..commit/abort */
+  _Atomic uint32_t attempts;                  /* reset by drain_end */
+  _Atomic uint64_t committed, full, nested, aborted, busy_resize, sealed;
 
   /* Written by the consumer (requested: by either side). */
   _Alignas(CACHE_LINE) _Atomic uint64_t head;
@@ -89,6 +92,9 @@ static void buffer_free(struct buffer *b, size_t stride) {
   else
     free(b);
 }
+
+/* The index in a value of tail. */
+P2_AS_SAFE static inline uint64_t tail_index(uint64_t t) { return t & ~SEALED; }
 
 P2_AS_SAFE static inline unsigned char *slot(const struct buffer *b, size_t stride, uint64_t index) {
   return (unsigned char *)b->slots + (size_t)(index % b->capacity) * stride;
@@ -143,7 +149,15 @@ P2_AS_SAFE void *p2_queue_reserve(struct p2_queue *q, int *err) {
    * read swapping == 0 from the store that ended any earlier swap: buf
    * and head are those it published. */
   struct buffer *b = atomic_load_explicit(&q->buf, memory_order_acquire);
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed); /* ours */
+  /* Ours, but for the seal flag: a seal that lands after this load is
+   * caught by commit's compare-exchange. */
+  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+  if (t & SEALED) {
+    atomic_store_explicit(&q->busy, 0, memory_order_release);
+    atomic_fetch_add_explicit(&q->sealed, 1, memory_order_relaxed);
+    *err = P2_ENOQUEUE;
+    return NULL;
+  }
   /* acquire: the consumer's reads of the released slots happen before we
    * overwrite them (pairs with the release on head in drain_end) */
   uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
@@ -156,14 +170,20 @@ P2_AS_SAFE void *p2_queue_reserve(struct p2_queue *q, int *err) {
   return slot(b, q->stride, t);
 }
 
-P2_AS_SAFE void p2_queue_commit(struct p2_queue *q) {
+P2_AS_SAFE bool p2_queue_commit(struct p2_queue *q) {
   uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
-  /* release: the payload is written before the consumer can see the index
-   * (pairs with the acquire in drain_begin / element) */
-  atomic_store_explicit(&q->tail, t + 1, memory_order_release);
-  atomic_fetch_add_explicit(&q->committed, 1, memory_order_relaxed);
+  /* A compare-exchange, not a store: only the seal changes tail besides
+   * us, so it fails exactly when the seal came first, and then the last
+   * drain (which claims up to the tail the seal saw) will not take this
+   * slot. release: the payload is written before the consumer can see the
+   * index (pairs with the acquire in drain_begin / element; the seal's
+   * read-modify-write continues the release sequence). */
+  bool ok = !(t & SEALED) && atomic_compare_exchange_strong_explicit(
+                                 &q->tail, &t, t + 1, memory_order_release, memory_order_relaxed);
+  atomic_fetch_add_explicit(ok ? &q->committed : &q->sealed, 1, memory_order_relaxed);
   /* release: a drain_end that sees busy == 0 also sees the new tail */
   atomic_store_explicit(&q->busy, 0, memory_order_release);
+  return ok;
 }
 
 P2_AS_SAFE void p2_queue_abort(struct p2_queue *q) {
@@ -196,7 +216,7 @@ P2_AS_SAFE void *p2_queue_element(struct p2_queue *q, int n) {
   uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
   /* acquire: the payload of every index below t is visible (on the
    * producer's thread this reads its own store) */
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+  uint64_t t = tail_index(atomic_load_explicit(&q->tail, memory_order_acquire));
   /* h may be newer than c (a drain_end between the two loads): the
    * unclaimed range starts at the larger. */
   uint64_t first = c > h ? c : h;
@@ -218,7 +238,7 @@ P2_AS_SAFE struct p2_queue_size_info p2_queue_size_info(struct p2_queue *q) {
    * thread may see tail move after head and is clamped. */
   struct buffer *b = atomic_load_explicit(&q->buf, memory_order_acquire);
   uint64_t h = atomic_load_explicit(&q->head, memory_order_acquire);
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+  uint64_t t = tail_index(atomic_load_explicit(&q->tail, memory_order_acquire));
   uint64_t size = t > h ? t - h : 0;
   if (size > b->capacity) size = b->capacity;
   uint32_t attempts = atomic_load_explicit(&q->attempts, memory_order_relaxed);
@@ -250,6 +270,7 @@ P2_AS_SAFE void p2_queue_stats(struct p2_queue *q, struct p2_queue_stats *out) {
       .resizes = atomic_load_explicit(&q->resizes, memory_order_relaxed),
       .busy_resize = atomic_load_explicit(&q->busy_resize, memory_order_relaxed),
       .resize_deferred = atomic_load_explicit(&q->resize_deferred, memory_order_relaxed),
+      .sealed = atomic_load_explicit(&q->sealed, memory_order_relaxed),
   };
 }
 
@@ -257,13 +278,25 @@ P2_AS_SAFE void p2_queue_stats(struct p2_queue *q, struct p2_queue_stats *out) {
 
 uint32_t p2_queue_drain_begin(struct p2_queue *q) {
   /* acquire: pairs with the release in commit, the payloads are complete */
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+  uint64_t t = tail_index(atomic_load_explicit(&q->tail, memory_order_acquire));
   uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed); /* ours */
   /* From here element() refuses these indices. A producer that got one of
    * them just before may still write into it: the slot stays ours until
    * drain_end, which is what queue.h promises such a late change. */
   atomic_store_explicit(&q->claimed, t, memory_order_release);
   return (uint32_t)(t - h);
+}
+
+uint32_t p2_queue_seal(struct p2_queue *q) {
+  /* One read-modify-write: commit's compare-exchange is ordered wholly
+   * before it (its element is below t) or after it (and fails). */
+  uint64_t t = atomic_fetch_or_explicit(&q->tail, SEALED, memory_order_seq_cst);
+  uint64_t h = atomic_load_explicit(&q->head, memory_order_relaxed); /* ours */
+  return (uint32_t)(tail_index(t) - h);
+}
+
+P2_AS_SAFE bool p2_queue_sealed(struct p2_queue *q) {
+  return (atomic_load_explicit(&q->tail, memory_order_relaxed) & SEALED) != 0;
 }
 
 void *p2_queue_drain_at(struct p2_queue *q, uint32_t i) {
@@ -344,7 +377,7 @@ static int apply_resize(struct p2_queue *q, uint32_t want) {
   }
   /* Tail is stable now (commit happens only while busy); busy == 0 was
    * read with acquire semantics, so the last commit is visible. */
-  uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+  uint64_t t = tail_index(atomic_load_explicit(&q->tail, memory_order_relaxed));
   uint64_t first = atomic_load_explicit(&q->head, memory_order_relaxed);
   uint64_t lost = 0;
   if (t - first > want) {

@@ -20,6 +20,7 @@
  *   resize                    | producer or     | everything (applied at the end
  *                             | consumer        | of the next / current drain)
  *   drain_begin/at/end        | consumer only   | producer operations
+ *   seal                      | consumer only   | producer operations
  *   create / destroy          | anyone          | nothing on that queue
  *
  * The producer is normally the owning thread; another thread may produce
@@ -45,6 +46,13 @@
  * nested handler enqueues between element()'s return and the store while
  * a whole drain runs, its reserve may reuse that slot and the store lands
  * in the new element: keep element()..store short and plain.
+ *
+ * Seal: p2_queue_seal closes the queue for good before its last drain.
+ * Whether an element gets in is decided by one atomic operation on tail:
+ * the seal sets a flag bit in it, commit publishes with a compare-exchange
+ * that fails once the bit is set. So an element is either below the tail
+ * the seal returned (and the last drain takes it) or its commit fails (and
+ * the producer knows it was not queued), never both and never neither.
  *
  * Resize: p2_queue_resize records a capacity request; drain_end applies it
  * after the claimed slots were released, copying the elements committed in
@@ -84,6 +92,7 @@ struct p2_queue_stats {
   uint64_t resizes;         /* resizes applied */
   uint64_t busy_resize;     /* reserves refused: drain_end was moving the elements to a resized buffer */
   uint64_t resize_deferred; /* resizes postponed: the producer stayed inside reserve..commit */
+  uint64_t sealed;          /* reserves or commits refused: the queue was sealed */
 };
 
 /* A queue of capacity slots (1 .. 1<<20) of payload_size bytes (1 .. 1<<16),
@@ -96,16 +105,21 @@ struct p2_queue *p2_queue_create(uint32_t capacity, size_t payload_size);
 void p2_queue_destroy(struct p2_queue *q);
 
 /* Reserve the next slot and return its payload (contents undefined), or
- * NULL with *err = P2_EFULL (full) or P2_EENQUEUE (nested producer, or a
- * resize moving the elements). Counts one attempt either way.
+ * NULL with *err = P2_EFULL (full), P2_EENQUEUE (nested producer, or a
+ * resize moving the elements) or P2_ENOQUEUE (sealed). Counts one attempt
+ * either way.
  * Context: AS-Safe, lock-free, no allocation; producer only.
  * Ordering: the slot is invisible to the consumer until commit. */
 void *p2_queue_reserve(struct p2_queue *q, int *err);
 
-/* Publish the reserved slot.
- * Context: AS-Safe; producer only, after a successful reserve.
- * Ordering: release on tail, pairs with the acquire in drain_begin. */
-void p2_queue_commit(struct p2_queue *q);
+/* Publish the reserved slot. Returns true, or false when the queue was
+ * sealed since the reserve: the element is not published (counted as
+ * `sealed`) and the reservation is given back.
+ * Context: AS-Safe, lock-free, no loop; producer only, after a successful
+ * reserve.
+ * Ordering: release on tail, pairs with the acquire in drain_begin; the
+ * compare-exchange on tail is the one that seal's fetch-or races with. */
+bool p2_queue_commit(struct p2_queue *q);
 
 /* Give the reserved slot back unpublished.
  * Context: AS-Safe; producer only, after a successful reserve. */
@@ -154,6 +168,16 @@ void *p2_queue_drain_at(struct p2_queue *q, uint32_t i);
  * Context: consumer only (allocates when resizing).
  * Ordering: release on head, pairs with the acquire in reserve. */
 int p2_queue_drain_end(struct p2_queue *q);
+
+/* Close the queue for good: every later reserve fails, and so does the
+ * commit of a reservation made before. Returns how many elements were
+ * committed and unconsumed at that moment: exactly those the next
+ * drain_begin claims. Idempotent. Context: consumer only, between drains.
+ * Ordering: seq_cst read-modify-write on tail, against commit's. */
+uint32_t p2_queue_seal(struct p2_queue *q);
+
+/* Has p2_queue_seal run? Context: AS-Safe; anyone. */
+bool p2_queue_sealed(struct p2_queue *q);
 
 /* Counters since creation. Context: AS-Safe; anyone. */
 void p2_queue_stats(struct p2_queue *q, struct p2_queue_stats *out);

@@ -45,7 +45,13 @@ static ASGST_Queue *create(void *jt, jobject jthread, int size, int options, ASG
   q->below = below;
   q->fun = fun;
   q->arg = arg;
-  p2_registry_add(q);
+  if (p2_registry_add(q) != 0) {
+    /* The VM is dying: its last pass has run and would never drain q. */
+    p2_queue_destroy(q->ring);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+    return NULL;
+  }
   return q;
 }
 
@@ -82,24 +88,18 @@ P2_EXPORT bool ASGST_DeregisterQueue(JNIEnv *env, ASGST_Queue *queue) {
     pthread_mutex_unlock(&queue->lock);
     return false;
   }
-  /* Nothing is lost: what is queued is processed now (suspending the
-   * thread unless it is the caller, whose captured frames have returned). */
-  p2_drain_locked(queue, caller_env, self == queue->java_thread);
   /* A signal handler of the owner that passed the dead check just before
-   * it was set may still commit an element: take those too (handlers are
-   * bounded, so a few short waits suffice). */
-  for (int i = 0; i < 20 && p2_queue_size_info(queue->ring).size > 0; i++) {
-    struct timespec pause = {0, 100000};
-    nanosleep(&pause, NULL);
-    p2_drain_locked(queue, caller_env, true);
-  }
-  /* The last drain. A handler still later than that (descheduled between
-   * its dead check and its commit) sees final_drain after its commit and
-   * counts its element as lost; the fences order the flag against the
-   * tail this drain reads (enqueue() has the other half). */
-  atomic_store_explicit(&queue->final_drain, true, memory_order_relaxed);
-  atomic_thread_fence(memory_order_seq_cst);
-  p2_drain_locked(queue, caller_env, true);
+   * it was set may still be inside Enqueue, possibly descheduled there for
+   * any time. The seal decides for each element once: committed before it,
+   * and the drain below processes it; otherwise its commit fails and
+   * Enqueue reports ASGST_ENQUEUE_NO_QUEUE. Nothing queued is left behind
+   * and no wait is needed (the earlier dead flag, a bounded wait and a
+   * last drain left an element both undrained and uncounted, or counted
+   * lost though drained, depending on the race). */
+  p2_queue_seal(queue->ring);
+  /* Processed now: suspending the thread unless it is the caller, whose
+   * captured frames have returned. */
+  p2_drain_locked(queue, caller_env, self == queue->java_thread);
   pthread_mutex_unlock(&queue->lock);
   p2_registry_remove(queue);
   if (queue->jthread != NULL && caller_env != NULL)
@@ -140,7 +140,10 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
   if (own && ucontext == NULL) return P2_EINVAL;
   int err;
   struct p2_capture *c = p2_queue_reserve(queue->ring, &err);
-  if (c == NULL) return err == P2_EFULL ? ASGST_ENQUEUE_FULL_QUEUE : ASGST_ENQUEUE_OTHER_ERROR;
+  if (c == NULL)
+    return err == P2_EFULL      ? ASGST_ENQUEUE_FULL_QUEUE
+           : err == P2_ENOQUEUE ? ASGST_ENQUEUE_NO_QUEUE
+                                : ASGST_ENQUEUE_OTHER_ERROR;
   struct p2_regs regs;
   if (ucontext != NULL) regs = regs_of(ucontext);
   int kind = p2_capture_take(c, own ? NULL : queue->java_thread, ucontext != NULL ? &regs : NULL,
@@ -162,13 +165,11 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
     }
   }
   c->elem.arg = argument;
-  p2_queue_commit(queue->ring);
+  /* Refused when the queue was sealed (deregistration, VM death) since the
+   * reserve: its last drain will not see this element, so it is not
+   * queued, and the caller learns so. */
+  if (!p2_queue_commit(queue->ring)) return ASGST_ENQUEUE_NO_QUEUE;
   atomic_fetch_add_explicit(&queue->enqueued, 1, memory_order_relaxed);
-  /* Pairs with the fence after DeregisterQueue sets final_drain: either
-   * its last drain sees this commit, or we see the flag and count the
-   * element as lost (nobody will process it). */
-  atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&queue->final_drain, memory_order_relaxed)) p2_registry_count_lost_deregistered();
   /* Half full: drain now rather than at the next periodic pass, before
    * the queue overflows (drainer.c says why not for every element). */
   struct p2_queue_size_info si = p2_queue_size_info(queue->ring);

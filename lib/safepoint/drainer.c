@@ -24,6 +24,12 @@
  *      stack), the end handler,
  *   4. applies a pending resize, resumes the thread.
  * Handlers run here, outside signal context; they may allocate and lock.
+ *
+ * At VMDeath the drainer stops (no JVMTI calls after it), and the VMDeath
+ * callback itself processes what the queues still registered hold (those
+ * of threads that ended without deregistering, say) and seals them, so an
+ * element is never left queued with nobody to drain it: later enqueues
+ * fail instead (vm_death_pass).
  */
 #include <errno.h>
 #include <jvmti.h>
@@ -68,14 +74,17 @@ static const void *_Atomic drainer_jt; /* the drainer's JavaThread*, once attach
 static pthread_t drainer_pthread;      /* valid once drainer_known */
 static atomic_bool drainer_known;
 
+static void vm_death_pass(JNIEnv *jni);
+
 static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
-  (void)env, (void)jni;
+  (void)env;
   atomic_store(&vm_dead, true);
   if (wake_fd >= 0) {
     uint64_t one = 1;
     ssize_t w = write(wake_fd, &one, sizeof one);
     (void)w;
   }
+  vm_death_pass(jni);
 }
 
 int p2_queues_init(JavaVM *vm) {
@@ -218,6 +227,33 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
   if (held) p2_program_suspend_release(jvmti, q->java_thread, q->jthread);
   atomic_fetch_add(&q->drains, 1);
   atomic_fetch_add(&q->drain_ns, (long long)(now_ns() - t0));
+}
+
+/* The last pass, on the VMDeath thread while the VM is still live (the
+ * handlers may still use it): each queue nobody deregistered is sealed and
+ * drained. Sealed first: an element either is below the seal and drained
+ * here or its Enqueue fails (queue.h, "Seal"); the drainer, which stops at
+ * vm_dead, would never come back for it. With vm_dead set, p2_drain_locked
+ * suspends nobody: the elements come with their captured frames only.
+ * Queues being deregistered meanwhile (dead) are left to DeregisterQueue,
+ * which seals and drains them itself. */
+static void vm_death_pass(JNIEnv *jni) {
+  ASGST_Queue *batch[64];
+  int n;
+  do {
+    /* Every queue returned gets sealed below, so the next call skips it. */
+    n = p2_registry_hold_open(batch, 64);
+    for (int i = 0; i < n; i++) {
+      ASGST_Queue *q = batch[i];
+      pthread_mutex_lock(&q->lock);
+      if (!atomic_load(&q->dead)) {
+        p2_queue_seal(q->ring);
+        p2_drain_locked(q, jni, false);
+      }
+      pthread_mutex_unlock(&q->lock);
+      p2_registry_put(q);
+    }
+  } while (n == 64);
 }
 
 static void *drainer_main(void *arg) {

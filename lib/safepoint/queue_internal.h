@@ -44,7 +44,6 @@ struct _ASGST_Queue {
   pthread_mutex_t lock;      /* one drain at a time; the processing handlers; dead */
   struct p2_processing_handler start, end; /* under lock */
   atomic_bool dead;          /* deregistered: Enqueue refuses, the drainer skips */
-  atomic_bool final_drain;   /* DeregisterQueue's last drain has begun: a commit it may miss counts as lost */
   atomic_int refs;           /* drainer passes holding the queue outside the RCU section */
   atomic_bool woken;         /* a wake-up is pending for this queue */
   /* counters (PROFILE2_QueueStats) */
@@ -56,9 +55,19 @@ struct _ASGST_Queue {
 
 /* Registry (queue_registry.c). */
 
-/* Add / remove q (register / deregister). Context: Anywhere. */
-void p2_registry_add(ASGST_Queue *q);
+/* Add q (register): 0, or P2_ENOQUEUE once p2_registry_hold_open has
+ * closed the registry (the VM is dying). Context: Anywhere. */
+int p2_registry_add(ASGST_Queue *q);
+
+/* Remove q (deregister). Context: Anywhere. */
 void p2_registry_remove(ASGST_Queue *q);
+
+/* For the last pass at VM death: close the registry to new queues, and
+ * take a reference to every queue that is neither dead nor sealed into
+ * out (up to max); returns how many. The caller seals each (so that a
+ * later call skips it) and drops it with p2_registry_put.
+ * Context: Anywhere (takes the writers' mutex; no RCU registration). */
+int p2_registry_hold_open(ASGST_Queue **out, int max);
 
 /* Take a reference to every live queue with elements into out (up to max);
  * returns how many. The caller drops them with p2_registry_put.
@@ -76,14 +85,9 @@ void p2_registry_retire(ASGST_Queue *q);
  * Context: Anywhere (takes the writers' mutex). */
 void p2_registry_totals(PROFILE2_QueueStats *out);
 
-/* An element was committed after its queue's last drain had begun and may
- * never be processed: count it (PROFILE2_QueueStats.lost_deregistered).
- * Context: AS-Safe. */
-void p2_registry_count_lost_deregistered(void);
-
 /* Counters (queue_stats.c). */
 
-/* Add q's counters to *acc (lost_deregistered excepted: it is global).
+/* Add q's counters to *acc (lost_deregistered stays 0: queue.h, "Seal").
  * Context: Anywhere; AS-Safe. */
 void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *acc);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/p2_error.h"
 #include "safepoint/queue_internal.h"
 
 /* Freed queues are kept this long after deregistration: a signal handler
@@ -17,10 +18,10 @@ static CDS_LIST_HEAD(queues);
 static pthread_mutex_t writers = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t retire_lock = PTHREAD_MUTEX_INITIALIZER;
 static ASGST_Queue *retired;
-/* Counters of the queues removed so far (writers' mutex), and the
- * elements committed too late for their queue's last drain. */
+/* Counters of the queues removed so far (writers' mutex). */
 static PROFILE2_QueueStats removed_sum;
-static atomic_llong lost_deregistered;
+/* The VM-death pass has begun: no queue may join (writers' mutex). */
+static bool closed;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -65,10 +66,14 @@ static void list_del_rcu(struct cds_list_head *elem) {
   __atomic_store_n(&elem->prev->next, elem->next, __ATOMIC_RELEASE);
 }
 
-void p2_registry_add(ASGST_Queue *q) {
+int p2_registry_add(ASGST_Queue *q) {
   pthread_mutex_lock(&writers);
-  list_add_rcu(&q->node, &queues);
+  /* Under the mutex the pass takes too: a queue either joins before it
+   * (and the pass drains and seals it) or is refused. */
+  bool ok = !closed;
+  if (ok) list_add_rcu(&q->node, &queues);
   pthread_mutex_unlock(&writers);
+  return ok ? 0 : P2_ENOQUEUE;
 }
 
 void p2_registry_remove(ASGST_Queue *q) {
@@ -96,6 +101,23 @@ int p2_registry_pending(ASGST_Queue **out, int max) {
   }
   GRACE_READER_DONE();
   urcu_memb_read_unlock();
+  return n;
+}
+
+int p2_registry_hold_open(ASGST_Queue **out, int max) {
+  int n = 0;
+  ASGST_Queue *q;
+  pthread_mutex_lock(&writers);
+  closed = true;
+  /* The writers' mutex keeps the list still; the references keep each
+   * queue allocated after it is released (retire waits for them). */
+  cds_list_for_each_entry(q, &queues, node) {
+    if (n >= max) break;
+    if (atomic_load(&q->dead) || p2_queue_sealed(q->ring)) continue;
+    atomic_fetch_add(&q->refs, 1);
+    out[n++] = q;
+  }
+  pthread_mutex_unlock(&writers);
   return n;
 }
 
@@ -137,7 +159,4 @@ void p2_registry_totals(PROFILE2_QueueStats *out) {
   /* The writers' mutex keeps the list still: no RCU read side needed. */
   cds_list_for_each_entry(q, &queues, node) p2_queue_counters_add(q, out);
   pthread_mutex_unlock(&writers);
-  out->lost_deregistered = atomic_load(&lost_deregistered);
 }
-
-P2_AS_SAFE void p2_registry_count_lost_deregistered(void) { atomic_fetch_add(&lost_deregistered, 1); }

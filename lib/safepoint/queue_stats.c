@@ -9,7 +9,7 @@ P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   p2_queue_stats(q->ring, &qs);
   s->enqueued += atomic_load(&q->enqueued);
   s->full += (jlong)qs.full;
-  s->other += (jlong)(qs.nested + qs.busy_resize);
+  s->other += (jlong)(qs.nested + qs.busy_resize + qs.sealed);
   s->capture_failed += (jlong)qs.aborted;
   s->lost_resize += (jlong)qs.lost_resize;
   s->drains += atomic_load(&q->drains);

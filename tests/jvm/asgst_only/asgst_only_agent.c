@@ -159,6 +159,15 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
   (void)jvmti, (void)jni;
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_PROF, &off, NULL);
+  /* The main thread's queue is deregistered (which processes what is
+   * left); the workers' queues, registered at ThreadStart and never
+   * deregistered, were processed and sealed by profile2's own VMDeath
+   * callback, which runs before this one: its JVMTI environment was made
+   * by the ASGST_Capabilities() call in start(), before ours. Either way
+   * every element enqueued has been handled by now; a SIGPROF landing
+   * after that finds the queue sealed and counts as enqueue_failed. */
+  if (mode == QUEUE && my_queue != NULL && !ASGST_DeregisterQueue(NULL, my_queue))
+    fprintf(stderr, "asgst-only: ASGST_DeregisterQueue refused\n");
   int caps_death = ASGST_Capabilities();
   long hot = 0, tops = 0;
   char name[256];

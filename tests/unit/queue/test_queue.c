@@ -700,6 +700,102 @@ Test(queue, producer_is_refused_while_a_resize_moves_the_elements) {
   p2_queue_destroy(swap_q);
 }
 
+/* ---- seal -------------------------------------------------------------------- */
+
+Test(queue, seal_returns_what_the_last_drain_claims_and_refuses_later_reserves) {
+  struct p2_queue *q = make(4);
+  push(q, 1);
+  push(q, 2);
+  cr_assert_eq(p2_queue_seal(q), 2);
+  cr_assert(p2_queue_sealed(q));
+  int err = 0;
+  cr_assert_null(p2_queue_reserve(q, &err));
+  cr_assert_eq(err, P2_ENOQUEUE);
+  cr_assert_eq(p2_queue_size_info(q).size, 2, "the flag is no index");
+  cr_assert_eq(seq_at(q, -1), 2);
+  uint64_t got[4];
+  cr_assert_eq(drain_all(q, got, 4), 2);
+  cr_assert_eq(got[0], 1);
+  cr_assert_eq(got[1], 2);
+  cr_assert_eq(p2_queue_seal(q), 0, "idempotent");
+  cr_assert_eq(stats(q).sealed, 1);
+  p2_queue_destroy(q);
+}
+
+Test(queue, commit_after_the_seal_fails_and_publishes_nothing) {
+  struct p2_queue *q = make(4);
+  push(q, 1);
+  int err;
+  struct item *it = p2_queue_reserve(q, &err);
+  cr_assert_not_null(it);
+  it->seq = 2;
+  cr_assert_eq(p2_queue_seal(q), 1, "the reserved slot is not counted");
+  cr_assert_not(p2_queue_commit(q), "a commit that lost the race to the seal must say so");
+  cr_assert_eq(p2_queue_size_info(q).size, 1);
+  uint64_t got[4];
+  cr_assert_eq(drain_all(q, got, 4), 1);
+  struct p2_queue_stats s = stats(q);
+  cr_assert_eq(s.committed, 1);
+  cr_assert_eq(s.sealed, 1);
+  /* busy was released: the refusal now is the seal's, not `nested` */
+  cr_assert_null(p2_queue_reserve(q, &err));
+  cr_assert_eq(err, P2_ENOQUEUE);
+  cr_assert_eq(stats(q).nested, 0);
+  p2_queue_destroy(q);
+}
+
+/* A producer commits as fast as it can while the consumer drains, then
+ * seals and drains once more: every commit that returned true is drained,
+ * in order and without a gap, and none that returned false is. */
+static struct p2_queue *seal_q;
+static atomic_bool seal_go;
+static uint64_t seal_ok; /* written by the producer, read after the join */
+
+static void *seal_producer(void *arg) {
+  (void)arg;
+  while (!atomic_load(&seal_go)) {
+  }
+  for (uint64_t seq = 0;; seq++) {
+    int err;
+    struct item *it = p2_queue_reserve(seal_q, &err);
+    if (it == NULL) {
+      if (err == P2_ENOQUEUE) break;
+      continue; /* full */
+    }
+    it->seq = seal_ok;
+    if (p2_queue_commit(seal_q)) seal_ok++;
+  }
+  return NULL;
+}
+
+Test(queue, seal_racing_with_commits_loses_no_element_and_takes_no_refused_one) {
+  for (int round = 0; round < 50; round++) {
+    seal_q = make(64);
+    seal_ok = 0;
+    atomic_store(&seal_go, false);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, seal_producer, NULL), 0);
+    atomic_store(&seal_go, true);
+    uint64_t next = 0;
+    for (int pass = 0; pass <= 20 + round; pass++) {
+      if (pass == 20 + round) p2_queue_seal(seal_q); /* then the last drain */
+      uint32_t n = p2_queue_drain_begin(seal_q);
+      for (uint32_t i = 0; i < n; i++) {
+        struct item *it = p2_queue_drain_at(seal_q, i);
+        cr_assert_eq(it->seq, next, "round %d: drained %lu, expected %lu", round, (unsigned long)it->seq,
+                     (unsigned long)next);
+        next++;
+      }
+      cr_assert_eq(p2_queue_drain_end(seal_q), 0);
+    }
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    cr_assert_eq(next, seal_ok, "round %d: %lu committed, %lu drained", round, (unsigned long)seal_ok,
+                 (unsigned long)next);
+    cr_assert_eq(stats(seal_q).committed, seal_ok);
+    p2_queue_destroy(seal_q);
+  }
+}
+
 /* ---- stats ------------------------------------------------------------------- */
 
 Test(queue, stats_count_every_outcome) {
@@ -721,5 +817,6 @@ Test(queue, stats_count_every_outcome) {
   cr_assert_eq(s.resizes, 0);
   cr_assert_eq(s.busy_resize, 0);
   cr_assert_eq(s.resize_deferred, 0);
+  cr_assert_eq(s.sealed, 0);
   p2_queue_destroy(q);
 }
