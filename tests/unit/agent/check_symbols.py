@@ -128,7 +128,11 @@ def main():
     # libc's .symtab is in the debug file only: Debian strips it.
     has_symtab = ".symtab" in readelf("-S", "-W", path)
     bid = build_id(path)
-    debug = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:]) if bid else None
+    # Where the agent looks (PROFILE2_DEBUG_DIRS as the test runs, default
+    # /usr/lib/debug): set to a directory without it, (a) is skipped too.
+    dirs = [d for d in os.environ.get("PROFILE2_DEBUG_DIRS", "/usr/lib/debug").split(":") if d]
+    cands = ["%s/.build-id/%s/%s.debug" % (d, bid[:2], bid[2:]) for d in dirs] if bid else []
+    debug = next((c for c in cands if os.path.exists(c)), cands[0] if cands else None)
     have_debug = debug is not None and os.path.exists(debug) and not has_symtab
     have_gdb = shutil.which("gdb") is not None
     if have_debug and not have_gdb:
