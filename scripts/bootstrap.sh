@@ -45,6 +45,8 @@ if [[ ${PROFILE2_TEST_PACKAGES:-0} == 1 ]]; then
                                   # the test runs its own; the package's service, where systemd starts
                                   # it, listens on port 8080: 'systemctl disable --now jetty9' stops it)
     clang libclang-rt-14-dev      # libFuzzer and its runtime (tests/fuzz, scripts/test_fuzz.sh)
+    libc6-dbg gdb                 # libc's separate debug file, and gdb to check native names against
+                                  # (agent-symbols-libc; without libc6-dbg its first half is skipped)
   )
 fi
 

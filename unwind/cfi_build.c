@@ -1,7 +1,6 @@
-/* Building compact unwind tables (cfi.h) from .eh_frame: CIE and FDE
- * parsing and the call-frame program interpreter (DWARF 4 section 6.4, and
- * the LSB's "Exception Frames" for the .eh_frame variations: CIE id 0, the
- * 'z' augmentation, pointer encodings). Never runs in a signal handler. */
+/* Building compact unwind tables (cfi.h) from .eh_frame: the call-frame
+ * program interpreter (DWARF 4 section 6.4); the CIEs and FDEs are read by
+ * eh_frame.c. Never runs in a signal handler. */
 #include "unwind/cfi.h"
 
 #include <stdbool.h>
@@ -10,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "common/p2_error.h"
+#include "unwind/eh_frame.h"
 
 /* DWARF register numbers of x86-64 (psABI, "DWARF Register Number Mapping"). */
 #define DW_RBP 6
@@ -22,178 +22,6 @@
 /* An upper bound on an FDE's length where the section's end is unknown
  * (through .eh_frame_hdr): real ones are at most a few KiB. */
 #define MAX_ENTRY (16u << 20)
-
-/* Reads of one CIE or FDE, each checked against its end: a malformed entry
- * turns `bad` on and yields zeros, it never reads past the entry. */
-struct cur {
-  const uint8_t *p, *end;
-  bool bad;
-};
-
-static uint8_t u8(struct cur *c) {
-  if (c->p >= c->end) {
-    c->bad = true;
-    return 0;
-  }
-  return *c->p++;
-}
-
-static uint64_t fixed(struct cur *c, size_t n) {
-  uint64_t v = 0;
-  if ((size_t)(c->end - c->p) < n || c->p > c->end) {
-    c->bad = true;
-    c->p = c->end;
-    return 0;
-  }
-  memcpy(&v, c->p, n); /* x86-64 is little-endian, like the CFI it runs */
-  c->p += n;
-  return v;
-}
-
-static uint64_t uleb(struct cur *c) {
-  uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    uint8_t b = u8(c);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-}
-
-static int64_t sleb(struct cur *c) {
-  uint64_t v = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = u8(c);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  if (shift < 64 && (b & 0x40)) v |= ~0ull << shift;
-  return (int64_t)v;
-}
-
-static void skip(struct cur *c, uint64_t n) {
-  if (n > (uint64_t)(c->end - c->p)) {
-    c->bad = true;
-    c->p = c->end;
-    return;
-  }
-  c->p += n;
-}
-
-/* A pointer's value in the format given by the encoding's low nibble. */
-static uint64_t encoded_value(struct cur *c, uint8_t enc) {
-  switch (enc & 0x0f) {
-  case 0x00: /* absptr */
-  case 0x04: /* udata8 */
-  case 0x0c: /* sdata8 */
-    return fixed(c, 8);
-  case 0x01:
-    return uleb(c);
-  case 0x02:
-    return fixed(c, 2);
-  case 0x03:
-    return fixed(c, 4);
-  case 0x09:
-    return (uint64_t)sleb(c);
-  case 0x0a:
-    return (uint64_t)(int64_t)(int16_t)fixed(c, 2);
-  case 0x0b:
-    return (uint64_t)(int64_t)(int32_t)fixed(c, 4);
-  default:
-    c->bad = true;
-    return 0;
-  }
-}
-
-/* An encoded address. Only what .eh_frame's code addresses use on x86-64
- * is accepted: absolute or pc-relative, never indirect. */
-static uint64_t encoded_address(struct cur *c, uint8_t enc) {
-  uintptr_t here = (uintptr_t)c->p;
-  uint64_t v = encoded_value(c, enc);
-  switch (enc & 0xf0) {
-  case 0x00:
-    return v;
-  case 0x10:
-    return v + here;
-  default:
-    c->bad = true;
-    return 0;
-  }
-}
-
-struct cie {
-  const uint8_t *at;
-  uint64_t code_align;
-  int64_t data_align;
-  uint64_t ra_reg;
-  uint8_t fde_enc;
-  bool z, signal;
-  const uint8_t *insns, *end;
-};
-
-/* The bounds of the entry at p: *body after its length field, *end. */
-static bool entry_bounds(const uint8_t *p, const uint8_t *limit, const uint8_t **body, const uint8_t **end,
-                         bool *is64) {
-  struct cur c = {p, limit, false};
-  uint64_t len = fixed(&c, 4);
-  *is64 = len == 0xffffffffu;
-  if (*is64) len = fixed(&c, 8);
-  if (c.bad || len == 0 || len > (uint64_t)(limit - c.p)) return false;
-  *body = c.p;
-  *end = c.p + len;
-  return true;
-}
-
-static bool parse_cie(const uint8_t *p, const uint8_t *limit, struct cie *cie) {
-  const uint8_t *body, *end;
-  bool is64;
-  memset(cie, 0, sizeof *cie);
-  if (!entry_bounds(p, limit, &body, &end, &is64)) return false;
-  struct cur c = {body, end, false};
-  if (fixed(&c, is64 ? 8 : 4) != 0) return false; /* .eh_frame's CIE id */
-  uint8_t version = u8(&c);
-  if (version != 1 && version != 3 && version != 4) return false;
-  const uint8_t *aug = c.p;
-  while (u8(&c) != 0 && !c.bad) {
-  }
-  if (c.bad) return false;
-  if (version == 4) skip(&c, 2); /* address_size, segment_selector_size */
-  cie->at = p;
-  cie->code_align = uleb(&c);
-  cie->data_align = sleb(&c);
-  cie->ra_reg = version == 1 ? u8(&c) : uleb(&c);
-  cie->fde_enc = 0; /* absptr unless 'R' says otherwise */
-  if (aug[0] == 'z') {
-    cie->z = true;
-    uint64_t n = uleb(&c);
-    if (c.bad || n > (uint64_t)(c.end - c.p)) return false;
-    struct cur a = {c.p, c.p + n, false};
-    for (const uint8_t *s = aug + 1; *s != 0 && !a.bad; s++) {
-      if (*s == 'L') {
-        u8(&a); /* LSDA encoding: the FDE's augmentation data is skipped whole */
-      } else if (*s == 'P') {
-        uint8_t enc = u8(&a);
-        encoded_value(&a, enc); /* the personality routine: not needed to unwind */
-      } else if (*s == 'R') {
-        cie->fde_enc = u8(&a);
-      } else if (*s == 'S') {
-        cie->signal = true;
-      } else {
-        break; /* unknown letter: the length lets us skip what follows */
-      }
-    }
-    if (a.bad) return false;
-    c.p += n;
-  } else if (aug[0] != 0) {
-    return false; /* an augmentation without 'z' cannot be skipped */
-  }
-  cie->insns = c.p;
-  cie->end = end;
-  return !c.bad;
-}
 
 /* --- the table being built ---------------------------------------------- */
 
@@ -218,7 +46,7 @@ struct builder {
   uintptr_t base;
   bool oom;
   size_t fdes, skipped;
-  struct cie cie; /* the last CIE parsed: consecutive FDEs mostly share one */
+  struct p2_eh_cie cie; /* the last CIE parsed: consecutive FDEs mostly share one */
 };
 
 static void push(struct builder *b, struct full_row r) {
@@ -253,7 +81,7 @@ struct state {
 
 struct interp {
   struct builder *b;
-  const struct cie *cie;
+  const struct p2_eh_cie *cie;
   struct state s, initial; /* initial: after the CIE's instructions (DW_CFA_restore) */
   struct state stack[MAX_REMEMBERED];
   int depth;
@@ -335,17 +163,17 @@ static bool advance(struct interp *in, bool in_cie, uint64_t delta) {
 
 /* Run the instructions in [p, end); false when they stop it early. */
 static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in_cie) {
-  struct cur c = {p, end, false};
+  struct p2_eh_cur c = {p, end, false, 0};
   const int64_t da = in->cie->data_align;
   while (c.p < c.end && !c.bad && !in->failed) {
-    uint8_t op = u8(&c);
+    uint8_t op = p2_eh_u8(&c);
     uint8_t low = op & 0x3f;
     switch (op >> 6) {
     case 1: /* DW_CFA_advance_loc */
       if (!advance(in, in_cie, low)) return false;
       continue;
     case 2: /* DW_CFA_offset */
-      set_rule(in, low, R_OFFSET, (int64_t)uleb(&c) * da);
+      set_rule(in, low, R_OFFSET, (int64_t)p2_eh_uleb(&c) * da);
       continue;
     case 3: /* DW_CFA_restore */
       if (tracked(in, low)) *tracked(in, low) = *initial_rule(in, low);
@@ -356,7 +184,7 @@ static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in
     case 0x00: /* DW_CFA_nop */
       break;
     case 0x01: { /* DW_CFA_set_loc */
-      uint64_t to = encoded_address(&c, in->cie->fde_enc);
+      uint64_t to = p2_eh_address(&c, in->cie->fde_enc);
       if (c.bad || in_cie || to < in->loc) {
         in->failed = true;
         break;
@@ -367,34 +195,34 @@ static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in
       break;
     }
     case 0x02: /* DW_CFA_advance_loc1 */
-      n = fixed(&c, 1);
+      n = p2_eh_fixed(&c, 1);
       if (!c.bad && !advance(in, in_cie, n)) return false;
       break;
     case 0x03: /* DW_CFA_advance_loc2 */
-      n = fixed(&c, 2);
+      n = p2_eh_fixed(&c, 2);
       if (!c.bad && !advance(in, in_cie, n)) return false;
       break;
     case 0x04: /* DW_CFA_advance_loc4 */
-      n = fixed(&c, 4);
+      n = p2_eh_fixed(&c, 4);
       if (!c.bad && !advance(in, in_cie, n)) return false;
       break;
     case 0x05: /* DW_CFA_offset_extended */
-      reg = uleb(&c);
-      set_rule(in, reg, R_OFFSET, (int64_t)uleb(&c) * da);
+      reg = p2_eh_uleb(&c);
+      set_rule(in, reg, R_OFFSET, (int64_t)p2_eh_uleb(&c) * da);
       break;
     case 0x06: /* DW_CFA_restore_extended */
-      reg = uleb(&c);
+      reg = p2_eh_uleb(&c);
       if (tracked(in, reg)) *tracked(in, reg) = *initial_rule(in, reg);
       break;
     case 0x07: /* DW_CFA_undefined */
-      set_rule(in, uleb(&c), R_UNDEF, 0);
+      set_rule(in, p2_eh_uleb(&c), R_UNDEF, 0);
       break;
     case 0x08: /* DW_CFA_same_value */
-      set_rule(in, uleb(&c), R_SAME, 0);
+      set_rule(in, p2_eh_uleb(&c), R_SAME, 0);
       break;
     case 0x09: /* DW_CFA_register */
-      reg = uleb(&c);
-      uleb(&c);
+      reg = p2_eh_uleb(&c);
+      p2_eh_uleb(&c);
       set_rule(in, reg, R_OTHER, 0);
       break;
     case 0x0a: /* DW_CFA_remember_state */
@@ -412,55 +240,55 @@ static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in
       in->s = in->stack[--in->depth];
       break;
     case 0x0c: /* DW_CFA_def_cfa */
-      in->s.cfa_reg = uleb(&c);
-      in->s.cfa_off = (int64_t)uleb(&c);
+      in->s.cfa_reg = p2_eh_uleb(&c);
+      in->s.cfa_off = (int64_t)p2_eh_uleb(&c);
       in->s.cfa_expr = false;
       break;
     case 0x0d: /* DW_CFA_def_cfa_register */
-      in->s.cfa_reg = uleb(&c);
+      in->s.cfa_reg = p2_eh_uleb(&c);
       in->s.cfa_expr = false;
       break;
     case 0x0e: /* DW_CFA_def_cfa_offset */
-      in->s.cfa_off = (int64_t)uleb(&c);
+      in->s.cfa_off = (int64_t)p2_eh_uleb(&c);
       break;
     case 0x0f: /* DW_CFA_def_cfa_expression (PLT entries) */
-      skip(&c, uleb(&c));
+      p2_eh_skip(&c, p2_eh_uleb(&c));
       in->s.cfa_expr = true;
       break;
     case 0x10: /* DW_CFA_expression */
     case 0x16: /* DW_CFA_val_expression */
-      reg = uleb(&c);
-      skip(&c, uleb(&c));
+      reg = p2_eh_uleb(&c);
+      p2_eh_skip(&c, p2_eh_uleb(&c));
       set_rule(in, reg, R_OTHER, 0);
       break;
     case 0x11: /* DW_CFA_offset_extended_sf */
-      reg = uleb(&c);
-      set_rule(in, reg, R_OFFSET, sleb(&c) * da);
+      reg = p2_eh_uleb(&c);
+      set_rule(in, reg, R_OFFSET, p2_eh_sleb(&c) * da);
       break;
     case 0x12: /* DW_CFA_def_cfa_sf */
-      in->s.cfa_reg = uleb(&c);
-      in->s.cfa_off = sleb(&c) * da;
+      in->s.cfa_reg = p2_eh_uleb(&c);
+      in->s.cfa_off = p2_eh_sleb(&c) * da;
       in->s.cfa_expr = false;
       break;
     case 0x13: /* DW_CFA_def_cfa_offset_sf */
-      in->s.cfa_off = sleb(&c) * da;
+      in->s.cfa_off = p2_eh_sleb(&c) * da;
       break;
     case 0x14: /* DW_CFA_val_offset */
-      reg = uleb(&c);
-      uleb(&c);
+      reg = p2_eh_uleb(&c);
+      p2_eh_uleb(&c);
       set_rule(in, reg, R_OTHER, 0);
       break;
     case 0x15: /* DW_CFA_val_offset_sf */
-      reg = uleb(&c);
-      sleb(&c);
+      reg = p2_eh_uleb(&c);
+      p2_eh_sleb(&c);
       set_rule(in, reg, R_OTHER, 0);
       break;
     case 0x2e: /* DW_CFA_GNU_args_size: only matters to exception landing pads */
-      uleb(&c);
+      p2_eh_uleb(&c);
       break;
     case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
-      reg = uleb(&c);
-      set_rule(in, reg, R_OFFSET, -(int64_t)uleb(&c) * da);
+      reg = p2_eh_uleb(&c);
+      set_rule(in, reg, R_OFFSET, -(int64_t)p2_eh_uleb(&c) * da);
       break;
     default:
       in->failed = true; /* an opcode we do not know: its operands cannot be skipped */
@@ -473,25 +301,11 @@ static bool run(struct interp *in, const uint8_t *p, const uint8_t *end, bool in
 
 /* Rows for the FDE at p; skipped (counted) if it cannot be read at all. */
 static void add_fde(struct builder *b, const uint8_t *p, const uint8_t *limit) {
-  const uint8_t *body, *end;
-  bool is64;
-  if (!entry_bounds(p, limit, &body, &end, &is64)) {
-    b->skipped++;
-    return;
-  }
-  struct cur c = {body, end, false};
-  uint64_t cie_off = fixed(&c, is64 ? 8 : 4);
-  if (cie_off == 0) return; /* a CIE */
-  const uint8_t *cie_at = body - cie_off;
-  if (b->cie.at != cie_at && !parse_cie(cie_at, limit, &b->cie)) {
-    b->cie.at = NULL;
-    b->skipped++;
-    return;
-  }
-  uint64_t begin = encoded_address(&c, b->cie.fde_enc);
-  uint64_t range = encoded_value(&c, b->cie.fde_enc & 0x0f);
-  if (b->cie.z) skip(&c, uleb(&c));
-  if (c.bad || range == 0 || begin < b->base || begin - b->base > UINT32_MAX ||
+  struct p2_eh_fde f;
+  int kind = p2_eh_parse_fde(p, NULL, limit, 0, &b->cie, &f);
+  if (kind == 0) return; /* a CIE */
+  uint64_t begin = f.begin, range = f.range;
+  if (kind < 0 || range == 0 || begin < b->base || begin - b->base > UINT32_MAX ||
       range > UINT32_MAX - (begin - b->base)) {
     b->skipped++;
     return;
@@ -502,7 +316,7 @@ static void add_fde(struct builder *b, const uint8_t *p, const uint8_t *limit) {
   in.s = (struct state){.cfa_reg = DW_RSP, .cfa_off = 8, .rbp = {R_SAME, 0}, .ra = {R_UNDEF, 0}};
   run(&in, b->cie.insns, b->cie.end, true);
   in.initial = in.s;
-  if (!in.failed && run(&in, c.p, end, false)) emit(&in);
+  if (!in.failed && run(&in, f.insns, f.end, false)) emit(&in);
   if (in.failed) {
     b->count = in.first_row;
     in.loc = begin;
@@ -677,7 +491,7 @@ int p2_cfi_build_from_eh_frame(const uint8_t *eh, size_t len, uintptr_t base, st
   while (limit - p >= 4 && !b.oom) {
     const uint8_t *body, *end;
     bool is64;
-    if (!entry_bounds(p, limit, &body, &end, &is64)) break; /* the zero terminator, or garbage */
+    if (!p2_eh_entry_bounds(p, limit, &body, &end, &is64)) break; /* the zero terminator, or garbage */
     add_fde(&b, p, limit);
     p = end;
   }

@@ -492,6 +492,24 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     return txt
 
 
+def libc_debug_file():
+    """The path of libc.so.6's separate debug file that the agent finds
+    by build id (docs/agent.md), or None."""
+    dirs = os.environ.get("PROFILE2_DEBUG_DIRS", "/usr/lib/debug")
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    if not dirs or not os.path.exists(libc):
+        return None
+    r = subprocess.run(["readelf", "-n", "-S", libc], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
+    if " .symtab " in r.stdout or not m:
+        return None  # names from the file itself, or no build id
+    for d in dirs.split(":"):
+        path = "%s/.build-id/%s/%s.debug" % (d, m.group(1)[:2], m.group(1)[2:])
+        if d and os.path.exists(path):
+            return path
+    return None
+
+
 # The largest share of a profile's weight with [unknown] frames (above).
 UNKNOWN_SHARE = 0.005
 
@@ -585,6 +603,23 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
         # least: adapters, 77 samples of 8,000 with 100 classes).
         missing = [x for x in ("Interpreter", "vtable chunks", "I2C/C2I adapters") if x not in vm]
         check(not missing, "%s: no VM code frame named %s" % (label, missing))
+    # Native frames: a function name or module+0xoffset, never an
+    # exported symbol plus an offset past its end (a3a1214 showed
+    # start_thread as pthread_condattr_setpshared+0x513); with libc's
+    # debug file (libc6-dbg), thread stacks start in start_thread.
+    plus = re.compile(r"[^ ;\[]+\+0x[0-9a-f]+")
+    module_off = re.compile(r"([^ ;]+\.so[.0-9]*|java|javac)\+0x[0-9a-f]+")
+    symoff = sorted({f for frames, _ in stacks for f in frames if plus.fullmatch(f) and not module_off.fullmatch(f)})
+    check(not symoff, "%s: no native frame named symbol+0xoffset (%s)" % (label, symoff[:6]))
+    if label == "javac":
+        dbg = libc_debug_file()
+        if dbg is None:
+            info("libc's separate debug file not found (libc6-dbg, or PROFILE2_DEBUG_DIRS set): start_thread not "
+                 "checked")
+        else:
+            st = sum(n for frames, n in stacks if "start_thread" in frames)
+            check(st >= 0.5 * total, "%s: weight %d of %d under start_thread (libc's names from %s)"
+                  % (label, st, total, dbg))
     # Walks fail on Java threads (native walks of JIT and GC threads do
     # not, and dilute the rate of the whole profile): the busy thread's
     # rate is the one a user sees. Seen with walk=signal: 0.6 % (Xalan),
