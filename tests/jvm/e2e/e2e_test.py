@@ -617,9 +617,16 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
             info("libc's separate debug file not found (libc6-dbg, or PROFILE2_DEBUG_DIRS set): start_thread not "
                  "checked")
         else:
+            # How much weight lies under start_thread depends on how many
+            # walks reach the thread's bottom (44-61 % seen, less under
+            # load): only its presence is checked, and that libc frames
+            # keep an offset name only where no function has one (PLT
+            # stubs: 0.0-0.1 % of the weight in the runs measured).
             st = sum(n for frames, n in stacks if "start_thread" in frames)
-            check(st >= 0.5 * total, "%s: weight %d of %d under start_thread (libc's names from %s)"
-                  % (label, st, total, dbg))
+            libc_off = sum(n for frames, n in stacks if any(f.startswith("libc.so.6+0x") for f in frames))
+            check(st > 0, "%s: weight %d of %d under start_thread (libc's names from %s)" % (label, st, total, dbg))
+            check(libc_off <= 0.01 * total, "%s: weight %d of %d with a libc frame named libc.so.6+0x... (at most "
+                  "1 %%)" % (label, libc_off, total))
     # Walks fail on Java threads (native walks of JIT and GC threads do
     # not, and dilute the rate of the whole profile): the busy thread's
     # rate is the one a user sees. Seen with walk=signal: 0.6 % (Xalan),
