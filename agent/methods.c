@@ -124,15 +124,23 @@ static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holde
   s->cls = c;
 }
 
-uint32_t p2_methods_intern(ASGST_Method method) {
+uint32_t p2_methods_intern(ASGST_Method method, bool on_stack) {
   uintptr_t key = (uintptr_t)method;
   if (key == 0) { /* a queue element's frame whose method version was freed (profile2.h, ASGST_Frame) */
     count(&unreadable);
     return P2_METHOD_NONE;
   }
-  /* The identity now: one read of the method (no strings). */
+  /* The identity now (no strings). A frame on the stack being walked keeps
+   * its method alive, so the VM's metadata answers right and
+   * profile2_method_identity (four loads) suffices; it costs a third of
+   * ASGST_GetMethodInfo, whose class-unload snapshot lookup (for methods
+   * that may be freed already) is then needless (bench/RESULTS.md). A
+   * queue element's captured frames may have returned since: the lookup. */
   ASGST_MethodInfo id = {0};
-  ASGST_GetMethodInfo(method, &id);
+  if (on_stack)
+    profile2_method_identity(method, &id.klass, &id.idnum);
+  else
+    ASGST_GetMethodInfo(method, &id);
   if (id.klass == NULL) {
     count(&unreadable);
     return P2_METHOD_NONE;

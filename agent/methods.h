@@ -43,8 +43,12 @@
 #define P2_METHOD_NONE P2_METHOD_SLOTS /* no slot: table full around the hash, or NULL method */
 
 /* The slot of method, inserting it if new; P2_METHOD_NONE when the table is
- * full around its hash (counted). Context: AS-Safe, lock-free, bounded. */
-uint32_t p2_methods_intern(ASGST_Method method);
+ * full around its hash (counted). on_stack: method is that of a frame on
+ * the stopped stack being walked (a signal handler's walk), so it is alive
+ * and its identity is read cheaply; false for frames that may have
+ * returned since (a queue element's captured frames).
+ * Context: AS-Safe, lock-free, bounded. */
+uint32_t p2_methods_intern(ASGST_Method method, bool on_stack);
 
 /* "pkg/Class.method" of a slot (named on first call and cached; the
  * pointer stays valid for the process's life), or NULL for P2_METHOD_NONE.

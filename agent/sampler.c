@@ -107,7 +107,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
       r->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
       r->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
     } else {
-      r->id = p2_methods_intern(f.method);
+      r->id = p2_methods_intern(f.method, true);
     }
   }
   if (w->n == w->max)

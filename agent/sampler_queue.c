@@ -66,7 +66,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
       x->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
       x->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
     } else {
-      x->id = p2_methods_intern(f.method);
+      x->id = p2_methods_intern(f.method, false);
     }
   }
   if (r->nframes == cap) {

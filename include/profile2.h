@@ -716,6 +716,24 @@ PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
  * Context: AS-Safe; inside the handler that received the iterator. */
 PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
 
+/* The identity of method as ASGST_GetMethodInfo gives it (the declaring
+ * class in *klass, the ConstMethod idnum in *idnum: together they name one
+ * method), for the per-frame check of a profiler that keys methods by
+ * Method* and must tell a reused address from the method interned there
+ * before (see ASGST_GetMethodInfo on redefinition). Cheaper than
+ * ASGST_GetMethodInfo: four fault-tolerant loads of the VM's metadata and
+ * nothing else, in particular no lookup in the class-unload snapshots. So
+ * the answer is right only for a method that is alive: that of a frame on
+ * a stack that cannot unwind meanwhile (in the signal handler that walks
+ * it, or a queue handler's live frames). For a Method* kept longer, or a
+ * queue element's captured frames, use ASGST_GetMethodInfo, which answers
+ * for a class freed by the GC but not yet reported unloaded from its
+ * snapshot; here such a method reads as whatever lives at its address now,
+ * or as unreadable. Returns true, or false if unreadable (then *klass is
+ * NULL and *idnum 0); either pointer may be NULL.
+ * Context: AS-Safe (never crashes, whatever method points to). */
+PROFILE2_API bool profile2_method_identity(ASGST_Method method, ASGST_Class *klass, jint *idnum);
+
 /* A one-line description of why ASGST_Capabilities() is 0 (or lacks
  * PROFILE2_ITERATOR), or NULL when the JVM is supported.
  * Context: Anywhere. */

@@ -54,9 +54,10 @@ struct walk {
 };
 
 /* WALK_COST_IDENTITY=1 in the environment: every Java frame also reads its
- * method's identity (ASGST_GetMethodInfo without strings: class, idnum),
- * which is what the profiler agent's method table adds to each frame of a
- * walk (agent/methods.c), to measure that cost. */
+ * method's identity with ASGST_GetMethodInfo without strings (class,
+ * idnum), which is what the profiler agent's method table added to each
+ * frame of a walk (agent/methods.c) until it read it with
+ * profile2_method_identity, which =2 uses instead; to measure both costs. */
 static int with_identity;
 
 /* Context: AS-Safe. */
@@ -67,10 +68,15 @@ static void count_frames(ASGST_Iterator *it, void *arg) {
   while ((rc = ASGST_NextFrame(it, &f)) == 1) {
     w->frames++;
     w->sink ^= (uintptr_t)f.method; /* use every frame's result */
-    if (with_identity && f.method != NULL) {
+    if (with_identity == 1 && f.method != NULL) {
       ASGST_MethodInfo mi = {0};
       ASGST_GetMethodInfo(f.method, &mi);
       w->sink ^= (uintptr_t)mi.klass ^ (uintptr_t)mi.idnum;
+    } else if (with_identity == 2 && f.method != NULL) {
+      ASGST_Class k;
+      jint idnum;
+      profile2_method_identity(f.method, &k, &idnum);
+      w->sink ^= (uintptr_t)k ^ (uintptr_t)idnum;
     }
     if (f.type == ASGST_FRAME_JAVA_INLINED)
       w->inlined++;
@@ -221,7 +227,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   (void)options, (void)reserved;
   the_vm = vm;
   const char *id = getenv("WALK_COST_IDENTITY");
-  with_identity = id != NULL && strcmp(id, "1") == 0;
+  with_identity = id == NULL ? 0 : atoi(id);
   jvmtiEnv *jvmti;
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
   jvmtiEventCallbacks cb;

@@ -14,6 +14,7 @@
  * themselves come from lib/vm (info.h, jmethodid.h, mirror.h), which
  * the class-unload snapshots are built from too. */
 #include <jni.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "api/startup.h"
@@ -110,6 +111,25 @@ P2_EXPORT P2_AS_SAFE void ASGST_GetMethodInfo(ASGST_Method method, ASGST_MethodI
   info->method_name_length = field_length(&name);
   info->signature_length = field_length(&sig);
   info->generic_signature_length = field_length(&gen);
+}
+
+/* Unlike ASGST_GetMethodInfo, no lookup in the class-unload snapshots and
+ * no read bracket: for the method of a frame on a stopped stack (the case
+ * this is for, see profile2.h) the metadata is alive (the running frame
+ * keeps its class loaded, and an old version is kept while a frame runs
+ * it), so the VM's answer is the right one; the snapshot, consulted for
+ * methods that may already be freed, would give the same answer for a live
+ * method, at the price of two shared atomic read-modify-writes and a hash
+ * probe per call, most of the cost of a per-frame identity check. The
+ * four dependent loads are p2_method_identity's, the minimum (Method ->
+ * ConstMethod -> ConstantPool -> holder, and the idnum). */
+P2_EXPORT P2_AS_SAFE bool profile2_method_identity(ASGST_Method method, ASGST_Class *klass, jint *idnum) {
+  const void *holder = NULL;
+  uint16_t id = 0;
+  bool ok = method != NULL && info_ready() && p2_method_identity(method, &holder, &id) == 0;
+  if (klass != NULL) *klass = ok ? (ASGST_Class)(uintptr_t)holder : NULL;
+  if (idnum != NULL) *idnum = ok ? (jint)id : 0;
+  return ok;
 }
 
 P2_EXPORT P2_AS_SAFE jint ASGST_GetMethodIdNum(ASGST_Method method) {

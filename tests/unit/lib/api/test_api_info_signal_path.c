@@ -1,11 +1,11 @@
 /* lib/api/api_info.c: the functions profile2.h declares AS-Safe (the
- * proposal's "Signal safe" ones, ASGST_JClassToClass among them) must
- * neither allocate nor lock, also before profile2 has started, when the
- * tempting thing is to start it (that takes the start-up lock). This
- * program has no JVM, so profile2 never starts: every call takes its
- * not-ready path. The allocator and the locks are interposed (as in
- * tests/unit/queue/test_queue_signal_path.c) and counted while the calls
- * run in a real signal handler. The library is linked as libprofile2.so,
+ * proposal's "Signal safe" ones, ASGST_JClassToClass among them, and the
+ * extension profile2_method_identity) must neither allocate nor lock, also
+ * before profile2 has started, when the tempting thing is to start it (that
+ * takes the start-up lock). This program has no JVM, so profile2 never
+ * starts: every call takes its not-ready path. The allocator and the locks
+ * are interposed (as in tests/unit/queue/test_queue_signal_path.c) and
+ * counted while the calls run in a real signal handler. The library is linked as libprofile2.so,
  * through profile2.h only. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -41,6 +41,8 @@ static void call_info_functions(void) {
   (void)ASGST_GetClassIdNum(k);
   (void)ASGST_GetClass(m);
   (void)ASGST_MethodToJMethodID(m);
+  jint idnum;
+  (void)profile2_method_identity(m, &k, &idnum);
 }
 
 static void on_usr1(int sig) {
