@@ -247,7 +247,9 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
   }
   size_t n = 0;
   if (a->opt->threads) a->path[n++] = thread_frame(a, r->tid);
-  if (r->flags & P2_REC_THROTTLED) {
+  if (r->flags & P2_REC_LOST) {
+    a->path[n++] = marker(a, 5u << 20, P2_FRAME_MARKER, "[lost]");
+  } else if (r->flags & P2_REC_THROTTLED) {
     a->path[n++] = marker(a, 4u << 20, P2_FRAME_MARKER, "[throttled]");
   } else if (r->error != 0) {
     char name[128];
@@ -264,7 +266,7 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
                    : (f->flags & P2_RFRAME_VM_CODE) ? vm_frame(a, f->id)
                                                     : native_frame(a, f->id, i == 0);
   }
-  if (a->wall) {
+  if (a->wall && !(r->flags & P2_REC_LOST)) {
     enum p2_thread_state s = sleeping_in_java(r) ? P2_STATE_SLEEPING : (enum p2_thread_state)r->state;
     char name[32];
     snprintf(name, sizeof name, "[%s]", p2_thread_state_name(s));
@@ -283,6 +285,7 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
     a->failed++;
   } else {
     a->added++;
+    if (r->flags & P2_REC_LOST) a->lost_weight += r->weight;
     a->tier_weight[youngest_java_tier(r)] += r->weight;
     count_unnamed(a, a->path, n);
     struct p2_output_thread *t = thread_entry(a, r->tid, NULL);

@@ -5,7 +5,8 @@
  *   [marker]        when the walk was not complete: "[error:N message]",
  *                   "[truncated]", "[stale]"; "[throttled]" for a signal
  *                   the handler's time budget did not walk (its top frame
- *                   at most below it)
+ *                   at most below it); "[lost]" for weight whose samples
+ *                   could not be recorded (no frames below it)
  *   frames          oldest to youngest; Java frames named "pkg/Class.method"
  *                   (with their tier as the frame kind, and their line with
  *                   `lines`), native frames by symbol
@@ -52,6 +53,7 @@ struct p2_aggregator {
   uint32_t *path;
   size_t path_cap;
   uint64_t added, filtered, failed;
+  uint64_t lost_weight; /* weight added under [lost] (P2_REC_LOST records) */
   /* Weight of the samples in the profile by the tier of their youngest
    * Java frame (seeds/003: interpreted vs compiled time), whatever `tiers`. */
   uint64_t tier_weight[P2_TIER_COUNT];

@@ -160,11 +160,14 @@ static void count_pending(struct p2_thread *t, void *arg) {
 
 static void take_pending(struct p2_thread *t, void *arg) {
   (void)arg;
-  /* An exchange: each interval is taken either by a late handler or here. */
+  /* An exchange: each interval is taken either by a late handler or here.
+   * Taken here, it is the thread's lost weight: a [lost] sample of that
+   * thread (agent/lost.h), so its wall time still adds up. */
   uint64_t w = atomic_exchange(&t->pending_weight, 0);
   if (w != 0) {
     left.weight += w;
     left.threads++;
+    atomic_fetch_add(&t->lost_weight, w);
   }
 }
 
@@ -182,8 +185,9 @@ static void stop(void) {
    * when it next gets a CPU: on a loaded machine a busy thread can wait
    * that long, and stopping the sampler (the session stops sampling next)
    * lost up to a tenth of such a thread's wall time. Give them up to
-   * 200 ms, then take what is left, so that it is reported (describe) and
-   * does not inflate the first sample of a later session. */
+   * 200 ms, then take what is left, so that it is reported (describe),
+   * stays in its thread's time (as lost weight) and does not inflate the
+   * first sample of a later session. */
   for (int i = 0; i < DRAIN_POLLS; i++) {
     size_t waiting = 0;
     p2_threads_each_locked(count_pending, &waiting);
@@ -202,7 +206,7 @@ static void describe(char *buf, size_t len) {
   if (left.threads != 0 && n >= 0 && (size_t)n < len)
     snprintf(buf + n, len - (size_t)n,
              "; at the stop %zu threads had not yet taken %llu intervals (their handlers had not run; "
-             "not in the profile)",
+             "under [lost] in the profile)",
              left.threads, (unsigned long long)left.weight);
 }
 

@@ -43,6 +43,11 @@ enum {
   P2_REC_TRUNCATED = 1, /* more frames below than `depth` kept */
   /* 2: P2_REC_STALE (aggregate.h) */
   P2_REC_THROTTLED = 4, /* not walked (the handler's time budget): top frame at most */
+  /* No stack: the weight of signals whose sample could not be recorded
+   * (records full, scratch busy) or that the thread had not yet taken when
+   * the wall sampler stopped. Made by the session (p2_session's collect),
+   * never by a handler: the thread keeps its weight (aggregator "[lost]"). */
+  P2_REC_LOST = 8,
 };
 
 struct p2_record {

@@ -128,7 +128,7 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
     }
   }
   if (k < 0) {
-    count(&st.lost[P2_LOST_SCRATCH_BUSY]);
+    p2_sampler_lose(P2_LOST_SCRATCH_BUSY, tid, weight);
     return;
   }
   struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false};
@@ -162,7 +162,7 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
     p2_records_commit(r, slot);
     count(&st.recorded);
   } else {
-    count(&st.lost[P2_LOST_BUFFER_FULL]);
+    p2_sampler_lose(P2_LOST_BUFFER_FULL, tid, weight);
   }
   atomic_store_explicit(&scratch_busy[k], 0, memory_order_release);
 }
@@ -204,7 +204,7 @@ static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_t
   int slot;
   struct p2_record *r = p2_records_reserve(w.n, &slot);
   if (r == NULL) {
-    count(&st.lost[P2_LOST_BUFFER_FULL]);
+    p2_sampler_lose(P2_LOST_BUFFER_FULL, tid, weight);
     return;
   }
   r->tid = (uint32_t)tid;
@@ -378,7 +378,13 @@ void p2_sampler_reset_stats(void) {
 
 void p2_sampler_count_enqueued(bool compressed) { count(compressed ? &st.compressed : &st.enqueued); }
 
-void p2_sampler_count_lost(enum p2_lost_reason r) { count(&st.lost[r]); }
+void p2_sampler_lose(enum p2_lost_reason r, int tid, uint64_t weight) {
+  count(&st.lost[r]);
+  /* The weight stays on its thread (the session's [lost] samples): the
+   * thread's share of the profile holds even when the records overflow. */
+  struct p2_thread *t = p2_threads_find(tid);
+  if (t != NULL) atomic_fetch_add_explicit(&t->lost_weight, weight, memory_order_relaxed);
+}
 
 void p2_sampler_count_walk(int error, bool truncated) {
   if (error != 0) count_error(error);

@@ -103,7 +103,10 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
 
 /* Counters for the safepoint path. Context: AS-Safe. */
 void p2_sampler_count_enqueued(bool compressed);
-void p2_sampler_count_lost(enum p2_lost_reason r);
+/* A sample of thread tid that could not be recorded: counted under r, and
+ * its weight kept in the thread's lost_weight (threads.h), which the
+ * session records as a [lost] sample of that thread. Context: AS-Safe. */
+void p2_sampler_lose(enum p2_lost_reason r, int tid, uint64_t weight);
 
 /* A walk finished outside the handler (a drained queue element) that
  * ended with error (0: none) or was cut at `depth`: counted with the

@@ -45,7 +45,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   size_t cap = (size_t)sq.depth;
   struct p2_record *r = malloc(sizeof *r + cap * sizeof r->frames[0]);
   if (r == NULL) {
-    p2_sampler_count_lost(P2_LOST_QUEUE);
+    p2_sampler_lose(P2_LOST_QUEUE, (int)tid, packed >> STATE_BITS);
     return;
   }
   memset(r, 0, sizeof *r);

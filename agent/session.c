@@ -23,6 +23,7 @@
 #include "agent/output.h"
 #include "agent/records.h"
 #include "agent/sampler.h"
+#include "agent/lost.h"
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
 
@@ -31,6 +32,16 @@
  * every AGGREGATE_MS, an arena holds many seconds of samples. */
 #define ARENA_WORDS (4u << 20)
 #define AGGREGATE_MS 50
+
+/* PROFILE2_TEST_RECORD_WORDS: smaller arenas, for the test that makes them
+ * overflow (agent_test.py lost; docs/testing.md). Never larger. */
+static size_t arena_words(void) {
+  const char *v = getenv("PROFILE2_TEST_RECORD_WORDS");
+  char *end;
+  unsigned long n = v != NULL ? strtoul(v, &end, 10) : 0;
+  if (v == NULL || *end != '\0' || n < 1024 || n > ARENA_WORDS) return ARENA_WORDS;
+  return n;
+}
 #define RESCAN_MS 200
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER; /* commands, thread events */
@@ -124,6 +135,7 @@ static void *thread_end(int tid) {
   void *ref = NULL;
   struct p2_thread *t = p2_threads_remove_locked(tid);
   if (t != NULL) {
+    p2_lost_thread_left(t);
     engine_thread_stop(t, NULL);
     p2_sampler_queue_thread_end(t);
     ref = t->jthread;
@@ -217,11 +229,14 @@ static void *shutdown_main(void *arg) {
 static void *aggregator_main(void *arg) {
   (void)arg;
   uint64_t last_rescan = 0;
+  struct p2_lost_batch lost = {0};
   while (atomic_load(&s.aggregator_run)) {
     struct timespec pause = {0, AGGREGATE_MS * 1000000L};
     nanosleep(&pause, NULL);
+    p2_lost_take(&lost);
     pthread_mutex_lock(&profile_lock);
     collect();
+    p2_lost_record(&lost, &s.agg);
     pthread_mutex_unlock(&profile_lock);
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     if (now - last_rescan >= RESCAN_MS * 1000000ull) {
@@ -237,6 +252,7 @@ static void *aggregator_main(void *arg) {
       break;
     }
   }
+  p2_lost_free(&lost);
   return NULL;
 }
 
@@ -322,6 +338,9 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   if (s.agg.failed && at < sizeof lb)
     at += (size_t)snprintf(lb + at, sizeof lb - at, "%sout of memory %llu", at ? ", " : "",
                            (unsigned long long)s.agg.failed);
+  if (s.agg.lost_weight && at < sizeof lb)
+    at += (size_t)snprintf(lb + at, sizeof lb - at, "%sweight kept on its thread under [lost]: %llu",
+                           at ? "; " : "", (unsigned long long)s.agg.lost_weight);
   add_stat(st, &n, max, "lost", "%llu%s%s%s", lost, at ? " (" : "", lb, at ? ")" : "");
   unsigned long long errs = 0;
   at = 0;
@@ -373,8 +392,12 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   struct p2_sampler_stats ss;
   struct p2_output_stat stats[24];
   int rc = 0;
+  struct p2_lost_batch lost = {0};
+  p2_lost_take(&lost);
   pthread_mutex_lock(&profile_lock);
   collect();
+  p2_lost_record(&lost, &s.agg);
+  p2_lost_free(&lost);
   p2_sampler_stats(&ss);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
   p2_cct_totals(&s.cct);
@@ -533,7 +556,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
       goto out;
     }
   }
-  if (p2_records_init(ARENA_WORDS) != 0) {
+  if (p2_records_init(arena_words()) != 0) {
     snprintf(err, errlen, "cannot map the sample buffers: %s", strerror(errno));
     p2_options_free(&opt);
     goto out;
@@ -563,6 +586,9 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     have_carry = false;
   }
   s.thread_errors = 0;
+  p2_threads_lock();
+  p2_lost_forget(); /* of threads that left after the last session's final take */
+  p2_threads_unlock();
   s.engine = p2_engine_for(s.opt.event);
   s.ecfg = (struct p2_engine_config){s.opt.event_name, s.opt.interval_ns, s.opt.signal, java};
   struct p2_sampler_config scfg = {
@@ -760,6 +786,7 @@ void p2_session_fork_child(void) {
   if (s.running && s.engine != NULL && s.engine->fork_child != NULL) s.engine->fork_child();
   p2_sampler_fork_child();
   p2_threads_fork_child();
+  p2_lost_forget();
   s.running = false;
   s.paused = false;
   s.exec_stopped = false;

@@ -156,6 +156,7 @@ struct p2_thread *p2_threads_add_locked(int tid, bool java, const char *name, ui
   t->has_timer = false;
   atomic_store(&t->queue, NULL);
   atomic_store(&t->pending_weight, 0);
+  atomic_store(&t->lost_weight, 0);
   atomic_store(&t->quiet_until_ns, 0);
   t->walk_ns = 0;
   t->cpu_timed = 0;

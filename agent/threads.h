@@ -47,6 +47,10 @@ struct p2_thread {
   /* wall mode: intervals since this thread's last sample, set by the wall
    * sampler before it signals the thread, taken by the handler */
   atomic_uint_fast64_t pending_weight;
+  /* weight of this thread's signals whose sample could not be recorded
+   * (sampler.c: records full, scratch busy), added by the handler, taken by
+   * the session into a [lost] sample of this thread */
+  atomic_uint_fast64_t lost_weight;
   /* the handler's time budget (sampler.c): no walk before quiet_until_ns
    * (CLOCK_MONOTONIC); signals meanwhile become [throttled] samples */
   atomic_uint_fast64_t quiet_until_ns;

@@ -233,7 +233,7 @@ def share_on(stacks, prefixes):
     """(weight of the complete stacks with a frame of prefixes, weight of
     the complete stacks)."""
     def whole(frames):
-        return not any(f in ("[stale]", "[throttled]") or f.startswith("[error:") for f in frames[:2])
+        return not any(f in ("[stale]", "[throttled]", "[lost]") or f.startswith("[error:") for f in frames[:2])
     w = sum(n for f, n in stacks if whole(f))
     on = sum(n for f, n in stacks if whole(f) and any(x.startswith(p) for x in f for p in prefixes))
     return on, w

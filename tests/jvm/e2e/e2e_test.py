@@ -461,7 +461,7 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
         return any(in_program(f) for f in frames)
 
     def whole(frames):
-        return not any(f in ("[stale]", "[throttled]") or f.startswith("[error:") for f in frames[:2])
+        return not any(f in ("[stale]", "[throttled]", "[lost]") or f.startswith("[error:") for f in frames[:2])
 
     mine_whole = sum(n for f, n in mine if whole(f))
     on_busy = sum(n for f, n in mine if whole(f) and program_on(f))
@@ -536,7 +536,8 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
     if not check(un is not None, label + ": the summary counts unnamed frames"):
         return
     un_java, un_native = int(un.group(1)), int(un.group(2))
-    seen = {"error": {}, "truncated": 0, "stale": 0, "throttled": 0, "unknown_Java": 0, "unknown": 0, "other": {}}
+    seen = {"error": {}, "truncated": 0, "stale": 0, "throttled": 0, "lost": 0, "unknown_Java": 0, "unknown": 0,
+            "other": {}}
     for frames, n in stacks:
         kinds = set()
         for k, f in enumerate(frames):
@@ -545,7 +546,7 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
             m = re.match(r"\[error:(-?\d+) ", f)
             if m:
                 seen["error"][int(m.group(1))] = seen["error"].get(int(m.group(1)), 0) + n
-            elif f in ("[truncated]", "[stale]", "[throttled]"):
+            elif f in ("[truncated]", "[stale]", "[throttled]", "[lost]"):
                 kinds.add(f[1:-1])
             elif f in ("[unknown_Java]", "[redefined_method]") or f.startswith("[unknown_class]."):
                 kinds.add("unknown_Java")

@@ -1,0 +1,64 @@
+#include "agent/lost.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The lost weight of threads that left the registry before a take: registry
+ * mutex. */
+static struct p2_lost_batch left;
+
+/* false when out of memory: the caller keeps the weight where it was. */
+static bool push(struct p2_lost_batch *b, uint32_t tid, uint64_t weight) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 64;
+    struct p2_lost_entry *v = realloc(b->v, cap * sizeof *v);
+    if (v == NULL) return false;
+    b->v = v;
+    b->cap = cap;
+  }
+  b->v[b->n++] = (struct p2_lost_entry){tid, weight};
+  return true;
+}
+
+static void take_thread(struct p2_thread *t, void *arg) {
+  struct p2_lost_batch *b = arg;
+  uint64_t w = atomic_exchange(&t->lost_weight, 0);
+  if (w != 0 && !push(b, (uint32_t)atomic_load(&t->tid), w))
+    atomic_fetch_add(&t->lost_weight, w); /* out of memory: for the next take */
+}
+
+void p2_lost_take(struct p2_lost_batch *b) {
+  p2_threads_each_locked(take_thread, b);
+  p2_threads_lock();
+  size_t kept = 0;
+  for (size_t i = 0; i < left.n; i++)
+    if (!push(b, left.v[i].tid, left.v[i].weight)) left.v[kept++] = left.v[i];
+  left.n = kept;
+  p2_threads_unlock();
+}
+
+void p2_lost_record(struct p2_lost_batch *b, struct p2_aggregator *agg) {
+  for (size_t i = 0; i < b->n; i++) {
+    struct p2_record r;
+    memset(&r, 0, sizeof r);
+    r.tid = b->v[i].tid;
+    r.flags = P2_REC_LOST;
+    r.weight = b->v[i].weight;
+    p2_agg_record(agg, &r);
+  }
+  b->n = 0;
+}
+
+void p2_lost_free(struct p2_lost_batch *b) {
+  free(b->v);
+  *b = (struct p2_lost_batch){0};
+}
+
+void p2_lost_thread_left(struct p2_thread *t) {
+  uint64_t w = atomic_exchange(&t->lost_weight, 0);
+  /* Out of memory: this weight is not in the profile, only in the count of
+   * lost samples. */
+  if (w != 0) (void)push(&left, (uint32_t)atomic_load(&t->tid), w);
+}
+
+void p2_lost_forget(void) { left.n = 0; }

@@ -1,0 +1,58 @@
+/* The weight of samples that could not be recorded, kept on its thread.
+ *
+ * A handler that cannot record its sample (the record arenas are full, no
+ * scratch buffer is free; sampler.c) adds the sample's weight to its
+ * thread's lost_weight; so does the wall sampler's stop with the intervals
+ * a thread had been handed but had not taken (engine_wall_linux.c).
+ * Dropped, that weight would leave its thread's share of the profile short
+ * (an aggregator held up for seconds on a loaded machine filled the arenas:
+ * every thread of a wall session then had three quarters of its time).
+ * Here it becomes one stack-less sample per thread under "[lost]"
+ * (P2_REC_LOST), so a thread's samples still add up to its time and the
+ * summary's "lost" line says why.
+ *
+ * Taking happens under the registry mutex, recording under the profile
+ * lock, which comes after it in the agent's lock order: a batch carries the
+ * weights from one to the other.
+ *
+ * Context of every function: Anywhere but a signal handler. */
+#ifndef P2_AGENT_LOST_H
+#define P2_AGENT_LOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/aggregate.h"
+#include "agent/threads.h"
+
+struct p2_lost_entry {
+  uint32_t tid;
+  uint64_t weight;
+};
+
+struct p2_lost_batch {
+  struct p2_lost_entry *v;
+  size_t n, cap;
+};
+
+/* Take every registered thread's lost weight, and that of the threads that
+ * left since the last take, into b. Takes the registry mutex: the caller
+ * must not hold it, nor the profile lock. */
+void p2_lost_take(struct p2_lost_batch *b);
+
+/* Add b's weights to the tree as [lost] samples and empty b (its memory is
+ * kept for the next take). Caller holds the profile lock. */
+void p2_lost_record(struct p2_lost_batch *b, struct p2_aggregator *agg);
+
+void p2_lost_free(struct p2_lost_batch *b);
+
+/* t leaves the registry: keep its lost weight for the next take. Registry
+ * mutex held. */
+void p2_lost_thread_left(struct p2_thread *t);
+
+/* Forget the weights kept for threads that left (a new session, or the
+ * child of a fork: they are not its threads). Registry mutex held. */
+void p2_lost_forget(void);
+
+#endif
