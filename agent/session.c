@@ -63,6 +63,10 @@ static struct {
   atomic_bool aggregator_run;
   uint64_t start_realtime_ns, start_mono_ns, stop_mono_ns;
   unsigned long thread_errors; /* per-thread engine set-ups that failed */
+  /* the aggregator's passes: collecting records, refreshing modules and threads */
+  struct p2_pass_time {
+    atomic_uint_fast64_t passes, total_ns, longest_ns;
+  } pass_collect, pass_rescan;
   uint64_t carried_samples;    /* samples of a native session this one took over */
   char first_thread_error[384];
 } s;
@@ -226,6 +230,21 @@ static void *shutdown_main(void *arg) {
   return NULL;
 }
 
+/* The aggregator's own time, for the summary: a pass held up for seconds
+ * (the profile lock, a JVMTI call waiting for a safepoint, a slow disk)
+ * fills the record arenas, and the samples it costs are [lost]; this
+ * says where. Written by the aggregator only, read after it is joined. */
+static void note_pass(struct p2_pass_time *p, uint64_t ns) {
+  /* one writer: relaxed read-modify-write in two steps; atomics because a
+   * dump reads them while the aggregator runs */
+  atomic_store_explicit(&p->passes, atomic_load_explicit(&p->passes, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  atomic_store_explicit(&p->total_ns, atomic_load_explicit(&p->total_ns, memory_order_relaxed) + ns,
+                        memory_order_relaxed);
+  if (ns > atomic_load_explicit(&p->longest_ns, memory_order_relaxed))
+    atomic_store_explicit(&p->longest_ns, ns, memory_order_relaxed);
+}
+
 static void *aggregator_main(void *arg) {
   (void)arg;
   uint64_t last_rescan = 0;
@@ -233,17 +252,20 @@ static void *aggregator_main(void *arg) {
   while (atomic_load(&s.aggregator_run)) {
     struct timespec pause = {0, AGGREGATE_MS * 1000000L};
     nanosleep(&pause, NULL);
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     p2_lost_take(&lost);
     pthread_mutex_lock(&profile_lock);
     collect();
     p2_lost_record(&lost, &s.agg);
     pthread_mutex_unlock(&profile_lock);
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    note_pass(&s.pass_collect, now - t0);
     if (now - last_rescan >= RESCAN_MS * 1000000ull) {
       last_rescan = now;
       profile2_refresh_native_modules();
       bool per_thread = s.engine->thread_start != NULL;
       if (per_thread || !s.java) rescan();
+      note_pass(&s.pass_rescan, clock_ns(CLOCK_MONOTONIC) - now);
     }
     if (s.opt.duration_ns != 0 && now - s.start_mono_ns >= s.opt.duration_ns) {
       /* Stopping joins this thread: hand it to a detached helper. */
@@ -354,6 +376,15 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
     }
   add_stat(st, &n, max, "incomplete walks", "%llu%s%s%s (shown under [error:...] frames)", errs,
            at ? " (" : "", lb, at ? ")" : "");
+  uint64_t cp = atomic_load(&s.pass_collect.passes), rp = atomic_load(&s.pass_rescan.passes);
+  if (cp)
+    add_stat(st, &n, max, "aggregator",
+             "%llu passes every %d ms, %.1f ms on average, the longest %.1f ms; module and thread refreshes: "
+             "%.1f ms on average, the longest %.1f ms",
+             (unsigned long long)cp, AGGREGATE_MS, (double)atomic_load(&s.pass_collect.total_ns) / 1e6 / (double)cp,
+             (double)atomic_load(&s.pass_collect.longest_ns) / 1e6,
+             rp ? (double)atomic_load(&s.pass_rescan.total_ns) / 1e6 / (double)rp : 0.0,
+             (double)atomic_load(&s.pass_rescan.longest_ns) / 1e6);
   if (ss->throttled)
     add_stat(st, &n, max, "throttled",
              "%llu signals not walked: their thread's walks had used budget=%g %% of its time (samples of "
@@ -586,6 +617,13 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     have_carry = false;
   }
   s.thread_errors = 0;
+  /* no aggregator runs here */
+  struct p2_pass_time *passes[] = {&s.pass_collect, &s.pass_rescan};
+  for (size_t i = 0; i < 2; i++) {
+    atomic_store(&passes[i]->passes, 0);
+    atomic_store(&passes[i]->total_ns, 0);
+    atomic_store(&passes[i]->longest_ns, 0);
+  }
   p2_threads_lock();
   p2_lost_forget(); /* of threads that left after the last session's final take */
   p2_threads_unlock();
