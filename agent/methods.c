@@ -87,38 +87,46 @@ static const char *arena_copy(const char *s, size_t len) {
  * A name longer than the stack buffer is read again into the arena at its
  * exact length. Context: AS-Safe; method must be alive (its frame is on a
  * stopped stack). */
+/* Fetch a name of `of` into to (cap bytes); returns its full length.
+ * Context: AS-Safe. */
+typedef jint (*name_fetch)(void *of, char *to, jint cap);
+
+static jint method_name_into(void *of, char *to, jint cap) {
+  ASGST_MethodInfo mi = {0};
+  mi.method_name = to;
+  mi.method_name_length = cap;
+  ASGST_GetMethodInfo((ASGST_Method)of, &mi);
+  return mi.method_name_length;
+}
+
+static jint class_name_into(void *of, char *to, jint cap) {
+  ASGST_ClassInfo ci = {0};
+  ci.class_name = to;
+  ci.class_name_length = cap;
+  ASGST_GetClassInfo((ASGST_Class)of, &ci);
+  return ci.class_name_length;
+}
+
+/* A name already fetched into buf (size bytes; len its full length), kept
+ * in the arena: copied, or, when buf was too small, fetched again straight
+ * into an arena block of the full length. NULL when the arena is full or
+ * the name's length changed meanwhile. Context: AS-Safe. */
+static const char *keep_name(const char *buf, size_t size, jint len, name_fetch fetch, void *of) {
+  if ((size_t)len < size) return arena_copy(buf, (size_t)len);
+  char *d = arena_take((size_t)len + 1);
+  return d != NULL && fetch(of, d, len + 1) == len ? d : NULL;
+}
+
 static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holder) {
   char mbuf[STACK_METHOD], cbuf[STACK_CLASS];
   ASGST_MethodInfo mi = {0};
   mi.method_name = mbuf;
   mi.method_name_length = sizeof mbuf;
   ASGST_GetMethodInfo(method, &mi);
-  ASGST_ClassInfo ci = {0};
-  ci.class_name = cbuf;
-  ci.class_name_length = sizeof cbuf;
-  ASGST_GetClassInfo(holder, &ci);
+  jint clen = class_name_into(holder, cbuf, sizeof cbuf);
   if (mi.klass != holder || mi.method_name_length <= 0) return; /* changed under us: name later */
-  const char *m, *c;
-  if ((size_t)mi.method_name_length < sizeof mbuf) {
-    m = arena_copy(mbuf, (size_t)mi.method_name_length);
-  } else {
-    char *d = arena_take((size_t)mi.method_name_length + 1);
-    ASGST_MethodInfo again = {0};
-    again.method_name = d;
-    again.method_name_length = mi.method_name_length + 1;
-    if (d != NULL) ASGST_GetMethodInfo(method, &again);
-    m = d != NULL && again.method_name_length == mi.method_name_length ? d : NULL;
-  }
-  if ((size_t)ci.class_name_length < sizeof cbuf) {
-    c = arena_copy(cbuf, (size_t)ci.class_name_length);
-  } else {
-    char *d = arena_take((size_t)ci.class_name_length + 1);
-    ASGST_ClassInfo again = {0};
-    again.class_name = d;
-    again.class_name_length = ci.class_name_length + 1;
-    if (d != NULL) ASGST_GetClassInfo(holder, &again);
-    c = d != NULL && again.class_name_length == ci.class_name_length ? d : NULL;
-  }
+  const char *m = keep_name(mbuf, sizeof mbuf, mi.method_name_length, method_name_into, method);
+  const char *c = keep_name(cbuf, sizeof cbuf, clen, class_name_into, holder);
   if (m == NULL || c == NULL) return;
   s->mname = m;
   s->cls = c;

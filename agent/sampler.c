@@ -90,26 +90,27 @@ struct walk {
   bool truncated;
 };
 
+void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack) {
+  r->type = f->type;
+  r->level = (int8_t)f->comp_level;
+  r->bci = f->bci;
+  r->flags = 0;
+  r->pad = 0;
+  if (f->type == ASGST_FRAME_NON_JAVA) {
+    const char *vm = profile2_frame_code_name(it);
+    r->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f->pc);
+    r->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
+  } else {
+    r->id = p2_methods_intern(f->method, on_stack);
+  }
+}
+
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
 static void collect(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
   ASGST_Frame f;
   int rc = 0;
-  while (w->n < w->max && (rc = ASGST_NextFrame(it, &f)) == 1) {
-    struct p2_rframe *r = &w->frames[w->n++];
-    r->type = f.type;
-    r->level = (int8_t)f.comp_level;
-    r->bci = f.bci;
-    r->flags = 0;
-    r->pad = 0;
-    if (f.type == ASGST_FRAME_NON_JAVA) {
-      const char *vm = profile2_frame_code_name(it);
-      r->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
-      r->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
-    } else {
-      r->id = p2_methods_intern(f.method, true);
-    }
-  }
+  while (w->n < w->max && (rc = ASGST_NextFrame(it, &f)) == 1) p2_sampler_fill_frame(&w->frames[w->n++], it, &f, true);
   if (w->n == w->max)
     /* peeking at the next frame may cost an unwind step: not for a
      * throttled signal's top frame */

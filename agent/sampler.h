@@ -70,6 +70,7 @@ struct p2_sampler_stats {
 };
 
 struct p2_thread;
+struct p2_rframe;
 
 /* walk=safepoint: queue the sample of thread t (NULL if not registered).
  * Returns > 0 when queued (or folded into the youngest element), <= 0 to
@@ -96,6 +97,12 @@ void p2_sampler_fork_child(void);
 /* Counters since the last reset. Context: Anywhere. */
 void p2_sampler_stats(struct p2_sampler_stats *out);
 void p2_sampler_reset_stats(void);
+
+/* r from the frame the iterator it just gave: a Java frame's method slot
+ * (p2_methods_intern, on_stack as there: whether the frame is on a stopped
+ * stack now), a native frame's pc, or HotSpot's name of the JVM's generated
+ * code it is in (P2_RFRAME_VM_CODE). Context: AS-Safe. */
+void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack);
 
 /* Walk the interrupted stack in the handler and record it (walk=signal, and
  * the fallback of walk=safepoint). Context: AS-Safe. */

@@ -54,21 +54,10 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   r->weight = packed >> STATE_BITS;
   ASGST_Frame f;
   int rc = 0;
-  while (r->nframes < cap && (rc = ASGST_NextFrame(it, &f)) == 1) {
-    struct p2_rframe *x = &r->frames[r->nframes++];
-    x->type = f.type;
-    x->level = (int8_t)f.comp_level;
-    x->bci = f.bci;
-    x->flags = 0;
-    x->pad = 0;
-    if (f.type == ASGST_FRAME_NON_JAVA) {
-      const char *vm = profile2_frame_code_name(it);
-      x->id = (uint64_t)(uintptr_t)(vm != NULL ? (const void *)vm : f.pc);
-      x->flags = vm != NULL ? P2_RFRAME_VM_CODE : 0;
-    } else {
-      x->id = p2_methods_intern(f.method, false);
-    }
-  }
+  /* Not on a stopped stack: its frames may have returned since the capture
+   * (methods.h, p2_methods_intern). */
+  while (r->nframes < cap && (rc = ASGST_NextFrame(it, &f)) == 1)
+    p2_sampler_fill_frame(&r->frames[r->nframes++], it, &f, false);
   if (r->nframes == cap) {
     if (ASGST_State(it) == 1) r->flags |= P2_REC_TRUNCATED;
   } else if (rc == PROFILE2_STALE_ELEMENT) {
