@@ -419,6 +419,41 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
 static const struct p2_output_thread no_threads[1];
 
 /* Write the files; caller holds session_lock. */
+/* The tree and the per-thread table the files are written from. While a
+ * session runs they are a copy, taken under the profile lock, and the files
+ * are written after it is released: the aggregator and the queue drainer
+ * need that lock, and a dump that held it through the disk's writeback
+ * (seconds, on a busy disk) left the record buffers to overflow. */
+struct tree_copy {
+  struct p2_cct cct;
+  struct p2_output_thread *threads;
+  bool made;
+};
+
+/* Caller holds profile_lock. false when out of memory (the caller writes
+ * under the lock from the live tree). */
+static bool copy_tree(struct tree_copy *c) {
+  c->made = false;
+  c->threads = NULL;
+  if (p2_cct_init(&c->cct) != 0) return false;
+  if (p2_cct_merge(&c->cct, &s.cct) != 0 ||
+      (s.agg.nthreads > 0 && (c->threads = malloc(s.agg.nthreads * sizeof *c->threads)) == NULL)) {
+    p2_cct_destroy(&c->cct);
+    return false;
+  }
+  if (s.agg.nthreads > 0) memcpy(c->threads, s.agg.threads, s.agg.nthreads * sizeof *c->threads);
+  p2_cct_totals(&c->cct);
+  c->made = true;
+  return true;
+}
+
+static void free_tree_copy(struct tree_copy *c) {
+  if (!c->made) return;
+  p2_cct_destroy(&c->cct);
+  free(c->threads);
+  c->made = false;
+}
+
 static int write_files(char *const *files, int nfiles, char *err, size_t errlen, bool log_summary) {
   struct p2_sampler_stats ss;
   struct p2_output_stat stats[24];
@@ -449,6 +484,16 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
       .threads = s.agg.threads != NULL ? s.agg.threads : no_threads, /* non-NULL: the section is written */
       .nthreads = s.agg.nthreads,
   };
+  /* Stopped, nobody else needs the lock: no copy. */
+  struct tree_copy copy = {.made = false};
+  const struct p2_cct *tree = &s.cct;
+  bool locked = true;
+  if (s.running && copy_tree(&copy)) {
+    tree = &copy.cct;
+    if (copy.threads != NULL) meta.threads = copy.threads;
+    pthread_mutex_unlock(&profile_lock);
+    locked = false;
+  }
   char written[1024] = "";
   size_t at = 0;
   for (int i = 0; i < nfiles; i++) {
@@ -459,7 +504,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
       snprintf(e, sizeof e, "file=%s: out of memory", files[i]);
     } else if (f == P2_OUT_UNKNOWN) {
       snprintf(e, sizeof e, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)", path);
-    } else if (p2_output_write(&s.cct, &meta, f, path, e, sizeof e) == 0) {
+    } else if (p2_output_write(tree, &meta, f, path, e, sizeof e) == 0) {
       if (at < sizeof written)
         at += (size_t)snprintf(written + at, sizeof written - at, "%s%s", at ? ", " : "", path);
       free(path);
@@ -470,7 +515,8 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
     rc = -1;
     free(path);
   }
-  pthread_mutex_unlock(&profile_lock);
+  if (locked) pthread_mutex_unlock(&profile_lock);
+  free_tree_copy(&copy);
   if (log_summary) {
     char line[2048];
     size_t k = 0;
