@@ -285,8 +285,11 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
     a->failed++;
   } else {
     a->added++;
-    if (r->flags & P2_REC_LOST) a->lost_weight += r->weight;
-    a->tier_weight[youngest_java_tier(r)] += r->weight;
+    /* A [lost] sample has no frames: it is in no tier (not "no Java frame"). */
+    if (r->flags & P2_REC_LOST)
+      a->lost_weight += r->weight;
+    else
+      a->tier_weight[youngest_java_tier(r)] += r->weight;
     count_unnamed(a, a->path, n);
     struct p2_output_thread *t = thread_entry(a, r->tid, NULL);
     if (t != NULL) {

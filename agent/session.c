@@ -345,7 +345,7 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
     add_stat(
         st, &n, max, "youngest Java frame",
         "interpreted %.1f %%, C1 %.1f %%, C2 %.1f %%, inlined %.1f %%, native method %.1f %%, no Java frame "
-        "%.1f %% (of the weight)",
+        "%.1f %% (of the weight, [lost] aside)",
         k * t[P2_TIER_INTERPRETED], k * t[P2_TIER_C1], k * t[P2_TIER_C2], k * t[P2_TIER_INLINED],
         k * t[P2_TIER_NATIVE_METHOD], k * t[P2_TIER_NO_JAVA]);
   }
