@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "agent/procfs_linux.h"
+
 /* A recycled entry was removed at least this long ago: far longer than any
  * signal handler that might still hold it. */
 #define GRACE_NS 2000000000ull
@@ -231,22 +233,9 @@ void p2_threads_name_of(int tid, char *buf, size_t len) {
 }
 
 uint64_t p2_threads_start_ticks(int tid) {
-  char path[64], buf[1024];
+  char path[64];
   snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  /* The comm field may contain spaces and parentheses: fields count from
-   * the last ')'. starttime is field 22; the space after ')' precedes
-   * field 3, each step moves to the space before the next field. */
-  char *p = strrchr(buf, ')');
-  if (p == NULL) return 0;
-  p++;
-  for (int field = 3; field < 22 && p != NULL; field++) p = strchr(p + 1, ' ');
-  return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+  return p2_procfs_stat_field(path, 22); /* starttime */
 }
 
 void p2_threads_comm(int tid, char *buf, size_t len) {

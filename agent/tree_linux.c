@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "agent/procfs_linux.h"
 
 /* A process tree deeper than this is not searched further for a profiled
  * JVM above (launchers nest a few levels). */
@@ -94,19 +95,9 @@ static size_t read_claims(int *out, size_t max) {
 
 /* The parent of pid, from /proc/PID/stat (field 4), or 0. */
 static int parent_of(int pid) {
-  char path[64], buf[512];
+  char path[64];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  /* comm may hold spaces and parentheses: fields count from the last ')'. */
-  char *p = strrchr(buf, ')');
-  int ppid = 0;
-  if (p == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1) return 0;
-  return ppid;
+  return (int)p2_procfs_stat_field(path, 4);
 }
 
 bool p2_tree_claim_jvm(void) {
