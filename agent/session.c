@@ -19,11 +19,11 @@
 #include "agent/cct.h"
 #include "agent/engine.h"
 #include "agent/log.h"
+#include "agent/lost.h"
 #include "agent/methods.h"
 #include "agent/output.h"
 #include "agent/records.h"
 #include "agent/sampler.h"
-#include "agent/lost.h"
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
 
@@ -32,6 +32,7 @@
  * every AGGREGATE_MS, an arena holds many seconds of samples. */
 #define ARENA_WORDS (4u << 20)
 #define AGGREGATE_MS 50
+#define RESCAN_MS 200
 
 /* PROFILE2_TEST_RECORD_WORDS: smaller arenas, for the test that makes them
  * overflow (agent_test.py lost; docs/testing.md). Never larger. */
@@ -42,7 +43,6 @@ static size_t arena_words(void) {
   if (v == NULL || *end != '\0' || n < 1024 || n > ARENA_WORDS) return ARENA_WORDS;
   return n;
 }
-#define RESCAN_MS 200
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER; /* commands, thread events */
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER; /* the tree and the aggregator */
@@ -233,7 +233,8 @@ static void *shutdown_main(void *arg) {
 /* The aggregator's own time, for the summary: a pass held up for seconds
  * (the profile lock, a JVMTI call waiting for a safepoint, a slow disk)
  * fills the record arenas, and the samples it costs are [lost]; this
- * says where. Written by the aggregator only, read after it is joined. */
+ * says where. Written by the aggregator only; read by the summary, also
+ * while it runs (a dump). */
 static void note_pass(struct p2_pass_time *p, uint64_t ns) {
   /* one writer: relaxed read-modify-write in two steps; atomics because a
    * dump reads them while the aggregator runs */
@@ -418,7 +419,6 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
 
 static const struct p2_output_thread no_threads[1];
 
-/* Write the files; caller holds session_lock. */
 /* The tree and the per-thread table the files are written from. While a
  * session runs they are a copy, taken under the profile lock, and the files
  * are written after it is released: the aggregator and the queue drainer
@@ -454,6 +454,7 @@ static void free_tree_copy(struct tree_copy *c) {
   c->made = false;
 }
 
+/* Write the files; caller holds session_lock. */
 static int write_files(char *const *files, int nfiles, char *err, size_t errlen, bool log_summary) {
   struct p2_sampler_stats ss;
   struct p2_output_stat stats[24];
