@@ -582,8 +582,13 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
     check(thr <= seen["throttled"] <= thr + extra,
           "%s: weight %d under [throttled], %d counted in 'throttled'" % (label, seen["throttled"], thr))
     signals = re.match(r"(\d+) signals handled", summary_value(txt, "samples"))
+    # Wall mode signals every thread, the JIT compiler threads and their
+    # deep native stacks too, every few ms whether they run or not: Jetty
+    # (32 threads) had 0.69, 0.78, 0.83, 1.06 % throttled in 4 plain runs
+    # (1.28-1.45 % under ASan at load 8). The 1 % is for cpu mode;
+    # wall mode is held to 3 %, 2.8x the largest plain figure.
     if a.walk == "signal" and a.interval == "1ms" and signals:
-        most = 0.14 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0.01
+        most = 0.14 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0.03 if states else 0.01
         check(thr <= most * int(signals.group(1)), "%s: %d of %s signals throttled (at most %d %%)"
               % (label, thr, signals.group(1), 100 * most))
     for kind, counter in (("unknown_Java", un_java), ("unknown", un_native)):
