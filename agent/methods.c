@@ -83,10 +83,6 @@ static const char *arena_copy(const char *s, size_t len) {
   return d;
 }
 
-/* The method's name and its class's name into the arena (both or neither).
- * A name longer than the stack buffer is read again into the arena at its
- * exact length. Context: AS-Safe; method must be alive (its frame is on a
- * stopped stack). */
 /* Fetch a name of `of` into to (cap bytes); returns its full length.
  * Context: AS-Safe. */
 typedef jint (*name_fetch)(void *of, char *to, jint cap);
@@ -117,6 +113,10 @@ static const char *keep_name(const char *buf, size_t size, jint len, name_fetch 
   return d != NULL && fetch(of, d, len + 1) == len ? d : NULL;
 }
 
+/* The method's name and its class's name into the arena (both or neither).
+ * A name longer than the stack buffer is read again into the arena at its
+ * exact length. Context: AS-Safe; method must be alive (its frame is on a
+ * stopped stack). */
 static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holder) {
   char mbuf[STACK_METHOD], cbuf[STACK_CLASS];
   ASGST_MethodInfo mi = {0};
