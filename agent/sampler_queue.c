@@ -147,20 +147,20 @@ int p2_sampler_queue_enqueue(struct p2_thread *t, void *ucontext, uint64_t weigh
   void *packed = (void *)(((uintptr_t)weight << STATE_BITS) | (uintptr_t)state);
   /* Compression only into an element of the same state: the library
    * compares the stacks (every captured frame), we compare the state. */
-  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1), *same = NULL;
+  ASGST_QueueElement *last = ASGST_GetQueueElement(q, -1);
   int rc;
-  if (last != NULL && (__atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED) & STATE_MASK) == (uintptr_t)state)
-    rc = profile2_enqueue_or_match(q, ucontext, packed, &same);
-  else
+  if (last != NULL && (__atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED) & STATE_MASK) == (uintptr_t)state) {
+    /* The youngest element has this state (only its weight ever changes):
+     * when its captured stack is this one too, the library adds the weight
+     * to it, atomically with the drain's read of it, so the weight is
+     * either in that element or in a new one. */
+    rc = profile2_enqueue_or_add(q, ucontext, packed, (uintptr_t)weight << STATE_BITS);
+    if (rc == 0) {
+      p2_sampler_count_enqueued(true);
+      return 1;
+    }
+  } else {
     rc = ASGST_Enqueue(q, ucontext, packed);
-  if (rc == 0 && same != NULL) {
-    /* The same captured stack as the youngest element (the same one as
-     * `last`: only this thread queues, and a drain that claimed it would
-     * have made the match fail). Fold this sample's weight into it. */
-    uintptr_t prev = __atomic_load_n((uintptr_t *)&same->arg, __ATOMIC_RELAXED);
-    __atomic_store_n((uintptr_t *)&same->arg, prev + ((uintptr_t)weight << STATE_BITS), __ATOMIC_RELEASE);
-    p2_sampler_count_enqueued(true);
-    return 1;
   }
   if (rc > 0) {
     p2_sampler_count_enqueued(false);

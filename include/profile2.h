@@ -599,13 +599,29 @@ PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *
  * *same set to NULL. Costs one capture either way (bench/queue_cost.sh).
  * Writing the element's arg races with a drain that has just read it and
  * with a resize that copies it (both counted in late_updates: the weight
- * is lost); let arg point to memory of your own that the element handler
- * marks as taken, and compress only into an untaken one
+ * is lost); when the arg is a count, use profile2_enqueue_or_add, which
+ * has no such race. Otherwise let arg point to memory of your own that the
+ * element handler marks as taken, and compress only into an untaken one
  * (examples/queue_sampler). A full queue refuses the sample even when it
  * equals the youngest element (the capture needs the free slot).
  * Context: AS-Safe, as ASGST_Enqueue. */
 PROFILE2_API int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, void *argument,
                                            ASGST_QueueElement **same);
+
+/* Exact compression for an arg that is an integer (a weight, or a weight
+ * with flags in its low bits): when what this call captures equals what
+ * the youngest queued element captured (as profile2_enqueue_or_match
+ * compares them), add is added to that element's arg and 0 is returned;
+ * otherwise, and also when that element's drain has already read its arg,
+ * the capture is queued with argument, as ASGST_Enqueue does (same return
+ * values). The addition and the drain's read of the arg are atomic with
+ * respect to each other, so every added amount reaches the element's
+ * handler or is in a new element: none is lost, none is counted in
+ * late_updates. Once its handler has run, an element's arg no longer holds
+ * the value handed to it. A full queue refuses the sample even when it
+ * equals the youngest element.
+ * Context: AS-Safe, as ASGST_Enqueue. */
+PROFILE2_API int profile2_enqueue_or_add(ASGST_Queue *queue, void *ucontext, void *argument, uintptr_t add);
 
 /* The n-th element: 0 .. size-1 from the oldest, -1 .. -size from the
  * youngest; NULL when out of range. The arg field of the returned element may

@@ -125,10 +125,30 @@ P2_EXPORT void ASGST_SetOnQueueProcessingEnd(ASGST_Queue *queue, int options, bo
   pthread_mutex_unlock(&queue->lock);
 }
 
-/* ASGST_Enqueue and profile2_enqueue_or_match. same NULL: queue whatever
- * is captured. Else, when the capture equals the youngest unclaimed
- * element's, queue nothing and hand that element out in *same (0). */
-P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument, ASGST_QueueElement **same) {
+/* How a capture equal to the youngest element's is folded into it. */
+enum fold { FOLD_NONE, FOLD_MATCH, FOLD_ADD };
+
+/* Add `add` to the arg of the youngest element, last, unless its drain has
+ * taken the arg (P2_ARG_TAKEN, drainer.c): one compare-exchange decides
+ * whether the element's handler gets the sum or the caller queues anew.
+ * Called while holding the reservation, so no resize moves last meanwhile
+ * and no other producer reuses its slot. Context: AS-Safe. */
+P2_AS_SAFE static bool fold_add(struct p2_capture *last, uintptr_t add) {
+  uintptr_t *a = (uintptr_t *)(void *)&last->elem.arg;
+  uintptr_t old = __atomic_load_n(a, __ATOMIC_ACQUIRE);
+  do {
+    if (old == P2_ARG_TAKEN) return false;
+  } while (!__atomic_compare_exchange_n(a, &old, old + add, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  return true;
+}
+
+/* ASGST_Enqueue, profile2_enqueue_or_match and profile2_enqueue_or_add.
+ * FOLD_NONE: queue whatever is captured. Else, when the capture equals the
+ * youngest unclaimed element's: FOLD_MATCH queues nothing and hands that
+ * element out in *same (0); FOLD_ADD adds `add` to its arg (0), or queues
+ * the capture when the element's drain has already taken its arg. */
+P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument, enum fold fold,
+                              ASGST_QueueElement **same, uintptr_t add) {
   if (same != NULL) *same = NULL;
   if (queue == NULL || atomic_load(&queue->dead)) return ASGST_ENQUEUE_NO_QUEUE;
   /* The proposal also allows a queue of another thread that "has to be
@@ -152,15 +172,15 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
     p2_queue_abort(queue->ring);
     return kind;
   }
-  if (same != NULL) {
+  if (fold != FOLD_NONE) {
     /* Read while we hold the reservation: no resize can move the youngest
      * element meanwhile, and its frames never change once committed (a
      * drain may claim it, but only we reuse its slot). */
     struct p2_capture *last = p2_queue_element(queue->ring, -1);
-    if (last != NULL && p2_capture_same(c, last)) {
+    if (last != NULL && p2_capture_same(c, last) && (fold == FOLD_MATCH || fold_add(last, add))) {
       p2_queue_unreserve(queue->ring);
       atomic_fetch_add_explicit(&queue->compressed, 1, memory_order_relaxed);
-      *same = &last->elem;
+      if (same != NULL) *same = &last->elem;
       return 0;
     }
   }
@@ -178,13 +198,18 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_Enqueue(ASGST_Queue *queue, void *ucontext, void *argument) {
-  return enqueue(queue, ucontext, argument, NULL);
+  return enqueue(queue, ucontext, argument, FOLD_NONE, NULL, 0);
 }
 
 P2_EXPORT P2_AS_SAFE int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, void *argument,
                                                    ASGST_QueueElement **same) {
   if (same == NULL) return P2_EINVAL;
-  return enqueue(queue, ucontext, argument, same);
+  return enqueue(queue, ucontext, argument, FOLD_MATCH, same, 0);
+}
+
+P2_EXPORT P2_AS_SAFE int profile2_enqueue_or_add(ASGST_Queue *queue, void *ucontext, void *argument,
+                                                 uintptr_t add) {
+  return enqueue(queue, ucontext, argument, FOLD_ADD, NULL, add);
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *element) {

@@ -177,6 +177,8 @@ static void run_processing_handler(ASGST_Queue *q, const struct p2_processing_ha
  * half full again (those enqueues saw `woken` still set). Clearing it
  * before the drain lost wake-ups: the drain took the elements that set
  * it, and later enqueues, finding it set, waited for the periodic pass. */
+const char p2_arg_taken_marker = 0;
+
 static void rearm_wakeup(ASGST_Queue *q) {
   atomic_store(&q->woken, false);
   struct p2_queue_size_info si = p2_queue_size_info(q->ring);
@@ -212,12 +214,15 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
       enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? &live : NULL, q->options);
       atomic_fetch_add(o == P2_SPLICED ? &q->spliced : o == P2_COMPLETE ? &q->complete : &q->stale, 1);
       /* The producer may still fold samples into this element's arg
-       * (compression) until the claim; reading it as late as here gives
-       * such a racing store the whole drain to land. */
-      void *arg = __atomic_load_n(&c->elem.arg, __ATOMIC_ACQUIRE);
+       * (compression): taken by an exchange, so that profile2_enqueue_or_add
+       * either lands before it or sees P2_ARG_TAKEN and queues anew. A
+       * plain store into the arg (profile2_enqueue_or_match's caller) after
+       * this is a late update: its weight never reaches the handler. */
+      void *arg = (void *)__atomic_exchange_n((uintptr_t *)(void *)&c->elem.arg, P2_ARG_TAKEN, __ATOMIC_ACQ_REL);
       q->fun(&it, q->arg, arg);
       if (it.error == P2_ECODEGONE) atomic_fetch_add(&q->code_gone, 1);
-      if (__atomic_load_n(&c->elem.arg, __ATOMIC_ACQUIRE) != arg) atomic_fetch_add(&q->late_updates, 1);
+      if (__atomic_load_n((uintptr_t *)(void *)&c->elem.arg, __ATOMIC_ACQUIRE) != P2_ARG_TAKEN)
+        atomic_fetch_add(&q->late_updates, 1);
     }
     run_processing_handler(q, &q->end, live_ok);
   }

@@ -25,6 +25,14 @@
  * frame: ~1.1 KB at 16. */
 #define P2_DEFAULT_CAPTURE 16
 
+/* What a drain leaves in an element's arg once it has read it (by an
+ * exchange, drainer.c): the address of a byte of the library's, which no
+ * caller's integer arg is. profile2_enqueue_or_add folds into an element
+ * only while its arg is not this, so a folded weight is either in what the
+ * handler gets or in a new element, never lost. */
+extern const char p2_arg_taken_marker;
+#define P2_ARG_TAKEN ((uintptr_t)&p2_arg_taken_marker)
+
 struct p2_processing_handler {
   ASGST_OnQueueSafepointHandler fn;
   void *arg;

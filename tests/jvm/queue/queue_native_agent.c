@@ -2,7 +2,8 @@
  * nativeSpin recurses in C to depths 1..5 in turn, sleeping ~2 ms at the
  * bottom, while SIGPROF arrives every 200 us. Its queue captures the
  * native frames (ASGST_INCLUDE_NON_JAVA_FRAMES), and every sample goes
- * through profile2_enqueue_or_match.
+ * through profile2_enqueue_or_match or, in alternate runs of 64 signals,
+ * profile2_enqueue_or_add.
  *
  * Each sample's truth is its native frames above the first Java frame
  * (ASGST_RunWithIterator with ASGST_INCLUDE_NON_JAVA_FRAMES, in the
@@ -13,6 +14,13 @@
  * truth's native frames; and the old compression key (pc, sp, fp of the
  * top Java frame, ASGST_GetEnqueuableElement) would have merged different
  * native stacks (so the test can see the defect it guards against).
+ *
+ * profile2_enqueue_or_add is checked for lost weight: the drainer cannot
+ * stop a thread inside a JNI call (JVMTI suspends it only when it comes
+ * back to Java), so drains race with the additions all the time here.
+ * Every sample it accepts adds 1 to a count in its element's arg
+ * (ADD_TAG | count << 12 | idx); the counts the handlers get must sum to
+ * exactly the samples accepted, and profile2 must count no late update.
  *
  * Context notes: on_sigprof is a signal handler (AS-Safe calls only);
  * on_element runs on profile2's drainer (or the deregistering thread). */
@@ -34,6 +42,11 @@
 #define RING 4096
 #define MAX_NATIVE 24
 #define MAX_DEPTH 5
+/* Args of profile2_enqueue_or_add's elements: tag, count above bit 12,
+ * the truth's index below. */
+#define ADD_TAG ((uintptr_t)1 << 62)
+#define ADD_ONE ((uintptr_t)1 << 12)
+#define COUNT_OF(arg) (((arg) & ~ADD_TAG) >> 12)
 
 struct truth {
   int32_t n; /* native frames above the first Java frame (<= MAX_NATIVE kept) */
@@ -48,7 +61,7 @@ static ASGST_Queue *_Atomic queue;
 static atomic_uint next_sample;
 static atomic_bool stop;
 static atomic_long signals, truth_lost, enqueued, compressed, merged_distinct, old_key_merges, refused,
-    handled, elem_mismatch, depth_seen[MAX_NATIVE + 1];
+    handled, elem_mismatch, depth_seen[MAX_NATIVE + 1], add_accepted, add_compressed, add_counted;
 
 /* Context: signal handler. */
 static void collect(ASGST_Iterator *it, void *arg) {
@@ -86,7 +99,20 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
       top.fp == last->fp && !same_natives(t, &truths[(uintptr_t)last->arg % RING]))
     atomic_fetch_add(&old_key_merges, 1);
   ASGST_QueueElement *same = NULL;
-  int rc = profile2_enqueue_or_match(q, uc, (void *)(uintptr_t)idx, &same);
+  int rc;
+  if ((idx / 64) & 1) {
+    /* Fold into the youngest element only when it is one of or_add's. */
+    uintptr_t arg = ADD_TAG | ADD_ONE | idx;
+    bool add = last != NULL && (__atomic_load_n((uintptr_t *)&last->arg, __ATOMIC_RELAXED) & ADD_TAG);
+    rc = add ? profile2_enqueue_or_add(q, uc, (void *)arg, ADD_ONE) : ASGST_Enqueue(q, uc, (void *)arg);
+    if (rc >= 0) atomic_fetch_add(&add_accepted, 1);
+    if (rc == 0) {
+      atomic_fetch_add(&add_compressed, 1);
+      goto out;
+    }
+  } else {
+    rc = profile2_enqueue_or_match(q, uc, (void *)(uintptr_t)idx, &same);
+  }
   if (rc == 0 && same != NULL) {
     atomic_fetch_add(&compressed, 1);
     if (!same_natives(t, &truths[(uintptr_t)same->arg % RING])) atomic_fetch_add(&merged_distinct, 1);
@@ -104,6 +130,7 @@ out:
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   (void)queue_arg;
   const struct truth *t = &truths[(uintptr_t)arg % RING];
+  if ((uintptr_t)arg & ADD_TAG) atomic_fetch_add(&add_counted, (long)COUNT_OF((uintptr_t)arg));
   struct truth seen;
   collect(it, &seen);
   atomic_fetch_add(&handled, 1);
@@ -151,7 +178,13 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   atomic_store(&stop, true);
   ASGST_Queue *q = atomic_exchange(&queue, NULL);
-  if (q != NULL) ASGST_DeregisterQueue(NULL, q);
+  PROFILE2_QueueStats qs = {0};
+  if (q != NULL) {
+    profile2_queue_stats(q, &qs);
+    ASGST_DeregisterQueue(NULL, q);
+  }
+  PROFILE2_QueueStats all;
+  profile2_queue_totals(&all);
   int depths = 0;
   for (int i = 0; i <= MAX_NATIVE; i++) depths += atomic_load(&depth_seen[i]) > 0;
   printf("queue native test: %ld signals, %ld truths lost; enqueued %ld (%d native depths), compressed %ld "
@@ -160,6 +193,12 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
          atomic_load(&signals), atomic_load(&truth_lost), atomic_load(&enqueued), depths,
          atomic_load(&compressed), atomic_load(&merged_distinct), atomic_load(&refused),
          atomic_load(&old_key_merges), atomic_load(&handled), atomic_load(&elem_mismatch));
+  printf("queue native test: profile2_enqueue_or_add: %ld samples accepted (%ld added to an element), "
+         "%ld counted by the element handlers; late updates %lld (all queues: %lld), drains %lld, "
+         "suspension failures %lld\n",
+         atomic_load(&add_accepted), atomic_load(&add_compressed), atomic_load(&add_counted),
+         (long long)qs.late_updates, (long long)all.late_updates, (long long)qs.drains,
+         (long long)qs.suspend_failures);
   fflush(stdout);
   if (atomic_load(&merged_distinct) != 0) return 21;
   if (atomic_load(&compressed) * 4 < atomic_load(&signals))
@@ -167,6 +206,9 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
   if (depths < 3) return 23;
   if (atomic_load(&old_key_merges) == 0) return 24;
   if (atomic_load(&handled) != atomic_load(&enqueued) || atomic_load(&elem_mismatch) != 0) return 25;
+  /* No weight lost: every accepted sample counted once, none late. */
+  if (atomic_load(&add_counted) != atomic_load(&add_accepted) || all.late_updates != 0) return 26;
+  if (atomic_load(&add_compressed) * 4 < atomic_load(&add_accepted)) return 27;
   return 0;
 }
 
