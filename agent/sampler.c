@@ -14,6 +14,7 @@
 #include "agent/perf_linux.h"
 #include "agent/records.h"
 #include "agent/threads.h"
+#include "agent/walk_caches.h"
 
 /* Scratch buffers for whole walks: a walk may be `depth` frames (2048 by
  * default: 32 KiB), too much for the interrupted thread's stack, which may
@@ -119,7 +120,8 @@ static void collect(ASGST_Iterator *it, void *arg) {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
 }
 
-void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state) {
+void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, uint64_t weight,
+                                enum p2_thread_state state) {
   int k = -1;
   for (int i = 0; i < NSCRATCH; i++) {
     int idx = (int)(((unsigned)tid + (unsigned)i) % NSCRATCH), zero = 0;
@@ -134,7 +136,10 @@ void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p
   }
   struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
-  int kind = ASGST_RunWithIterator(ucontext, opts, collect, &w);
+  /* Incremental when the thread has a walk cache (walk_caches.h): the same
+   * frames, the unchanged bottom of the stack checked instead of walked. */
+  int kind = profile2_run_with_iterator_cached(ucontext, opts, p2_walk_caches_of(t), collect, &w);
+  if (kind > 0 && w.error == 0) p2_walk_caches_walked(t, w.n, w.truncated);
   if (kind <= 0) {
     w.n = 0;
     w.error = kind;
@@ -298,7 +303,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
     if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
     count(&st.fallback);
   }
-  p2_sampler_walk_and_record(ucontext, tid, weight, state);
+  p2_sampler_walk_and_record(ucontext, t, tid, weight, state);
 charge:
   budget_charge(t, start, cpu0);
 out:
@@ -329,13 +334,14 @@ int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_en
 
 void p2_sampler_start(void) { atomic_store(&sampling, true); }
 
-void p2_sampler_stop(void) {
+bool p2_sampler_stop(void) {
   atomic_store(&sampling, false);
   /* A handler that passed the check before the store is still inside:
    * wait for it (handlers are bounded; a thread stopped in one by a
    * debugger is not waited for longer than a second). */
   struct timespec pause = {0, 200000};
   for (int i = 0; i < 5000 && atomic_load(&in_handler) != 0; i++) nanosleep(&pause, NULL);
+  return atomic_load(&in_handler) == 0;
 }
 
 void p2_sampler_fork_child(void) {

@@ -86,7 +86,7 @@ int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_en
 /* Start / stop recording. stop waits until no handler is inside.
  * Context: Anywhere. */
 void p2_sampler_start(void);
-void p2_sampler_stop(void);
+bool p2_sampler_stop(void);
 
 /* In the child of a fork: not sampling, and no handler inside (the
  * handlers other threads of the parent were running are not in the child,
@@ -106,7 +106,8 @@ void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_
 
 /* Walk the interrupted stack in the handler and record it (walk=signal, and
  * the fallback of walk=safepoint). Context: AS-Safe. */
-void p2_sampler_walk_and_record(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state);
+void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, uint64_t weight,
+                                enum p2_thread_state state);
 
 /* Counters for the safepoint path. Context: AS-Safe. */
 void p2_sampler_count_enqueued(bool compressed);

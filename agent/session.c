@@ -26,6 +26,7 @@
 #include "agent/sampler.h"
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
+#include "agent/walk_caches.h"
 
 /* Record arenas: 2 x 4M words (32 MiB each, touched only as samples
  * arrive). At 1,000 samples/s of 60 frames (~1 KiB each) and a collect
@@ -255,6 +256,7 @@ static void *aggregator_main(void *arg) {
     nanosleep(&pause, NULL);
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     p2_lost_take(&lost);
+    p2_walk_caches_grant(s.opt.depth);
     pthread_mutex_lock(&profile_lock);
     collect();
     p2_lost_record(&lost, &s.agg);
@@ -386,6 +388,16 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (double)atomic_load(&s.pass_collect.longest_ns) / 1e6,
              rp ? (double)atomic_load(&s.pass_rescan.total_ns) / 1e6 / (double)rp : 0.0,
              (double)atomic_load(&s.pass_rescan.longest_ns) / 1e6);
+  PROFILE2_WalkCacheStats wc;
+  p2_walk_caches_since_mark(&wc);
+  if (wc.walks)
+    add_stat(st, &n, max, "incremental walks",
+             "%llu walks with a walk cache (threads with %d frames and more), %llu reused the previous walk's "
+             "bottom: %llu frames taken from it after checking %llu words of the stack, %llu found changed; "
+             "%lu caches not allocated",
+             (unsigned long long)wc.walks, P2_WALK_CACHE_MIN_FRAMES, (unsigned long long)wc.reused_walks,
+             (unsigned long long)wc.reused_frames, (unsigned long long)wc.verified_reads,
+             (unsigned long long)wc.rejected, p2_walk_caches_failures());
   if (ss->throttled)
     add_stat(st, &n, max, "throttled",
              "%llu signals not walked: their thread's walks had used budget=%g %% of its time (samples of "
@@ -696,6 +708,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     goto out;
   }
   s.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  p2_walk_caches_mark();
   s.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
   p2_sampler_start();
   if (s.engine->start(&s.ecfg, err, errlen) != 0) {
@@ -767,7 +780,8 @@ static void stop_locked(void) {
   s.engine->stop();
   p2_threads_each_locked(engine_thread_stop, NULL);
   if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */
-  p2_sampler_stop();
+  /* No handler left: the walk caches replaced during the session can go. */
+  if (p2_sampler_stop()) p2_walk_caches_free_retired();
   s.running = false;
 }
 

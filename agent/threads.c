@@ -62,7 +62,10 @@ void p2_threads_clear(void) {
     int tid = atomic_load(&live[i]->tid);
     if (tid > 0 && (size_t)tid < table_size) atomic_store(&table[tid], NULL);
   }
-  for (size_t i = 0; i < nall; i++) free(all[i]);
+  for (size_t i = 0; i < nall; i++) {
+    profile2_walk_cache_destroy(atomic_load(&all[i]->walk_cache));
+    free(all[i]);
+  }
   free(all);
   free(live);
   all = NULL;
@@ -163,6 +166,9 @@ struct p2_thread *p2_threads_add_locked(int tid, bool java, const char *name, ui
   t->walk_ns = 0;
   t->cpu_timed = 0;
   t->last_cpu_ns = t->last_wall_ns = 0;
+  /* A recycled entry keeps its walk cache: what it holds is checked
+   * against the stack before any of it is used. */
+  atomic_store(&t->want_cache_frames, 0);
   t->next_free = NULL;
   atomic_store_explicit(&t->tid, tid, memory_order_release);
   atomic_store_explicit(&table[tid], t, memory_order_release);
@@ -209,6 +215,12 @@ size_t p2_threads_live_tids(int *out, size_t max, bool java_only) {
 void p2_threads_each_locked(void (*fn)(struct p2_thread *t, void *arg), void *arg) {
   pthread_mutex_lock(&lock);
   for (size_t i = 0; i < nlive; i++) fn(live[i], arg);
+  pthread_mutex_unlock(&lock);
+}
+
+void p2_threads_each_entry_locked(void (*fn)(struct p2_thread *t, void *arg), void *arg) {
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < nall; i++) fn(all[i], arg);
   pthread_mutex_unlock(&lock);
 }
 

@@ -62,6 +62,12 @@ struct p2_thread {
   /* wall mode: the thread's CPU time and the wall time at its last sample,
    * to tell running from runnable (handler-private) */
   uint64_t last_cpu_ns, last_wall_ns;
+  /* incremental walks (walk_caches.h): the thread's cache and its
+   * capacity (published by the aggregator: capacity first), and the
+   * capacity the handler asked for (0: none) */
+  _Atomic(profile2_walk_cache *) walk_cache;
+  atomic_uint walk_cache_frames;
+  atomic_uint want_cache_frames;
   /* private */
   uint64_t removed_ns;          /* CLOCK_MONOTONIC at removal, for recycling */
   struct p2_thread *next_free;
@@ -109,6 +115,11 @@ size_t p2_threads_live_tids(int *out, size_t max, bool java_only);
 
 /* Call fn for every live entry with the mutex held. Context: Anywhere. */
 void p2_threads_each_locked(void (*fn)(struct p2_thread *t, void *arg), void *arg);
+
+/* The same for every entry ever made, live or removed (entries are kept
+ * for reuse): for what outlives its thread, such as its walk cache.
+ * Context: Anywhere. */
+void p2_threads_each_entry_locked(void (*fn)(struct p2_thread *t, void *arg), void *arg);
 
 /* Copy tid's name into buf ("" if unknown). Lock-free (a seqlock against
  * renames). Context: Anywhere. */

@@ -16,5 +16,9 @@
 #define P2_LIKELY(x) __builtin_expect(!!(x), 1)
 #define P2_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define P2_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* Plain loads of another code's stack frames (incremental walks): the
+ * words read are return addresses and saved registers, but ASan would
+ * check them against the shadow of frames it instrumented. */
+#define P2_NO_ASAN __attribute__((no_sanitize("address")))
 
 #endif

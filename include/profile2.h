@@ -732,6 +732,50 @@ PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
  * Context: AS-Safe; inside the handler that received the iterator. */
 PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
 
+/* Incremental walks (seeds/000, "incremental stack tracing"). A walk cache
+ * holds one thread's last walk; a walk given the cache reuses that walk's
+ * frames below the first frame it finds unchanged, and is recorded for the
+ * next. Unchanged means: the walker reaches a frame in the same state as
+ * in the recorded walk (same sp, pc and frame pointer, so the same
+ * activation slot and return pc) and every word it read from memory from
+ * there on in the recorded walk (each frame's return address and saved
+ * frame pointer, an interpreted frame's Method* and bcp slots, a native
+ * frame's unwinding loads) still holds the same value. The walk then yields
+ * exactly what a full walk would; only the checks of those words are paid
+ * for the frames below, about one load per word. A class unload since the
+ * recording, a walk that ended in an error or that went deeper than the
+ * cache holds leaves no record (the next walk is a full one).
+ *
+ * Keep one cache per thread and use it only for that thread's walks. A
+ * cache is used by one walk at a time: a walk that finds it in use (a
+ * nested signal) walks in full without it.
+ *
+ * profile2_walk_cache_create: a cache for walks of up to max_frames frames
+ * (1 .. 65536; about 190 bytes a frame), NULL when out of memory or on a
+ * bad max_frames. Context: Anywhere (allocates; not in a signal handler). */
+typedef struct profile2_walk_cache profile2_walk_cache;
+PROFILE2_API profile2_walk_cache *profile2_walk_cache_create(int max_frames);
+
+/* Free a cache no walk uses any more. Context: Anywhere. */
+PROFILE2_API void profile2_walk_cache_destroy(profile2_walk_cache *cache);
+
+/* ASGST_RunWithIterator, incremental with cache (NULL: as
+ * ASGST_RunWithIterator). The iterator yields the same frames as
+ * ASGST_RunWithIterator's would; ASGST_RewindIterator restarts as a full
+ * walk. Context: AS-Safe; cache holds walks of the calling thread. */
+PROFILE2_API int profile2_run_with_iterator_cached(void *ucontext, int32_t options, profile2_walk_cache *cache,
+                                                   ASGST_IteratorHandler fun, void *argument);
+
+/* What a cache did since it was created: walks started with it, walks that
+ * reused recorded frames, the frames reused, the words checked to reuse
+ * them, and the recorded frames found but rejected because a word had
+ * changed. Context: AS-Safe; the counters are read without the walk's
+ * ownership and may lag. */
+typedef struct {
+  uint64_t walks, reused_walks, reused_frames, verified_reads, rejected;
+} PROFILE2_WalkCacheStats;
+PROFILE2_API void profile2_walk_cache_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out);
+
 /* The identity of method as ASGST_GetMethodInfo gives it (the declaring
  * class in *klass, the ConstMethod idnum in *idnum: together they name one
  * method), for the per-frame check of a profiler that keys methods by

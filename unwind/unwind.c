@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "common/read_log.h"
 #include "common/safe_access.h"
 #include "unwind/modules_linux.h"
 
@@ -22,7 +23,15 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 struct step_ctx {
   unw_word_t regs[NREGS];
   uint32_t known; /* bit i: regs[i] is valid */
+  struct p2_read_log *log; /* every word libunwind reads, or NULL */
 };
+
+/* A fault-tolerant load, noted in log. */
+P2_AS_SAFE static int load_logged(const void *addr, uint64_t *out, struct p2_read_log *log) {
+  int rc = p2_safe_load_u64(addr, out);
+  if (rc == 0) p2_read_log_add(log, addr, *out);
+  return rc;
+}
 
 static unw_addr_space_t space;
 static unw_accessors_t *local_accessors;
@@ -67,9 +76,10 @@ P2_AS_SAFE static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *di
 /* Every memory read of libunwind goes through the fault-tolerant load. */
 P2_AS_SAFE static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
                                  void *arg) {
-  (void)as, (void)arg;
+  (void)as;
+  struct step_ctx *c = arg;
   uint64_t v;
-  if (write || p2_safe_load_u64((const void *)addr, &v) != 0) return -UNW_EINVAL;
+  if (write || load_logged((const void *)addr, &v, c->log) != 0) return -UNW_EINVAL;
   *val = v;
   return 0;
 }
@@ -139,10 +149,11 @@ P2_AS_SAFE static bool in_range(const char *p, const char *lo, const char *hi) {
 
 /* libunwind, from pc/sp/fp only (callee-saved registers other than rbp are
  * unknown; a rule needing them fails the step instead of guessing). */
-P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r) {
+P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r, struct p2_read_log *log) {
   struct step_ctx ctx;
   unw_cursor_t cursor;
   memset(&ctx, 0, sizeof ctx);
+  ctx.log = log;
   /* A return address points after the call: look up the call's row. */
   unw_word_t ip = (unw_word_t)r->pc - (r->exact_pc ? 0 : 1);
   ctx.regs[UNW_X86_64_RIP] = ip;
@@ -163,11 +174,11 @@ P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r) {
   return 1;
 }
 
-P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const char *hi) {
+P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const char *hi, struct p2_read_log *log) {
   const char *fp = r->fp, *pc, *caller_fp;
   if (((uintptr_t)fp & 7) != 0 || !in_range(fp, r->sp, hi) || fp + 16 > hi) return P2_EINCONSISTENT;
-  if (p2_safe_load_u64(fp + 8, (uint64_t *)(void *)&pc) != 0 ||
-      p2_safe_load_u64(fp, (uint64_t *)(void *)&caller_fp) != 0)
+  if (load_logged(fp + 8, (uint64_t *)(void *)&pc, log) != 0 ||
+      load_logged(fp, (uint64_t *)(void *)&caller_fp, log) != 0)
     return P2_EFAULT;
   (void)lo;
   r->pc = pc;
@@ -178,11 +189,11 @@ P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const ch
 
 /* One compact row: the caller's sp is the CFA, its pc is at CFA - 8, its
  * rbp ours or saved at CFA + rbp_off. */
-P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_regs *r) {
+P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_regs *r, struct p2_read_log *log) {
   const char *cfa = p2_addr(row->kind == P2_CFI_CFA_RSP ? r->sp : r->fp, row->cfa_off);
   uint64_t ra, fp = (uint64_t)(uintptr_t)r->fp;
-  if (p2_safe_load_u64(p2_addr(cfa, -8), &ra) != 0) return P2_EFAULT;
-  if (row->rbp == P2_CFI_RBP_AT_CFA && p2_safe_load_u64(p2_addr(cfa, row->rbp_off), &fp) != 0)
+  if (load_logged(p2_addr(cfa, -8), &ra, log) != 0) return P2_EFAULT;
+  if (row->rbp == P2_CFI_RBP_AT_CFA && load_logged(p2_addr(cfa, row->rbp_off), &fp, log) != 0)
     return P2_EFAULT;
   r->pc = (const char *)(uintptr_t)ra;
   r->sp = cfa;
@@ -199,6 +210,11 @@ P2_AS_SAFE static const struct p2_cfi_rule *find_row(const struct p2_module *m,
 }
 
 P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi) {
+  return p2_unwind_step_logged(r, stack_lo, stack_hi, NULL);
+}
+
+P2_AS_SAFE int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi,
+                                     struct p2_read_log *log) {
   struct p2_native_regs next = *r;
   int rc = P2_EUNKNOWNCODE;
   unsigned sh = (unsigned)(((uintptr_t)r->sp >> 20) % STEP_SHARDS);
@@ -209,7 +225,7 @@ P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, co
   uint8_t kind = row != NULL ? row->kind : P2_CFI_FALLBACK;
   if (kind == P2_CFI_OUTERMOST) return 0; /* the CFI marks the outermost frame (thread start, _start) */
   if (kind == P2_CFI_CFA_RSP || kind == P2_CFI_CFA_RBP) {
-    rc = row_step(row, &next);
+    rc = row_step(row, &next, log);
     if (rc == 1) {
       atomic_fetch_add_explicit(&shard[sh].n, 1, memory_order_relaxed);
       atomic_store_explicit(&shard[sh].hint, m, memory_order_relaxed);
@@ -220,13 +236,13 @@ P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, co
      * libunwind's own guesses (a leaf, a PLT entry) do better than the
      * frame pointer: the native-unwinding study (bench/RESULTS.md) counts
      * them. All rare. */
-    rc = dwarf_step(&next);
+    rc = dwarf_step(&next, log);
     if (rc == 1) atomic_fetch_add_explicit(&n_dwarf, 1, memory_order_relaxed);
     if (rc == 0) return 0;
   }
   if (rc != 1) {
     next = *r;
-    rc = fp_step(&next, stack_lo, stack_hi);
+    rc = fp_step(&next, stack_lo, stack_hi, log);
     if (rc == 1) atomic_fetch_add_explicit(&n_fp, 1, memory_order_relaxed);
   }
   if (rc != 1) {

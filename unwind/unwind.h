@@ -38,6 +38,14 @@ void p2_unwind_refresh(void);
  * Context: AS-Safe. */
 int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi);
 
+/* p2_unwind_step, noting in log (if not NULL) every word it read from
+ * memory (common/read_log.h): the same step from the same registers gives
+ * the same caller as long as those words are unchanged.
+ * Context: AS-Safe. */
+struct p2_read_log;
+int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi,
+                          struct p2_read_log *log);
+
 /* True if pc lies in a loaded module's executable segment (as of the last
  * refresh). Context: AS-Safe. */
 bool p2_unwind_pc_in_module(const void *pc);

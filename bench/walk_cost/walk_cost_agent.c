@@ -17,6 +17,14 @@
  *           all signals is reported, which a few preempted walks do not
  *           move.
  *
+ *   signal-cached  The same signals walked a second time, incrementally
+ *           (profile2_run_with_iterator_cached, a walk cache for the busy
+ *           thread): the busy thread's top changes between signals, the
+ *           frames below stay. Plain and cached walks alternate in first
+ *           place; each figure comes from the signals where that walk ran
+ *           first (on the caches the interrupted code left), and the cached
+ *           walk must give the plain walk's frame count.
+ *
  * Every walk counts its frames with ASGST_NextFrame until the end; only walks
  * that ended normally (0) are timed results, the others are counted as
  * errors and reported. Uses only profile2.h.
@@ -90,12 +98,16 @@ static void count_frames(ASGST_Iterator *it, void *arg) {
   w->end = rc;
 }
 
-/* Context: AS-Safe. Walks once; returns 0 for a complete walk, else the error. */
-static int walk_once(void *ucontext, struct walk *w) {
+/* Context: AS-Safe. Walks once (incrementally with cache, else in full);
+ * returns 0 for a complete walk, else the error. */
+static int walk_cached(void *ucontext, struct walk *w, profile2_walk_cache *cache) {
   memset(w, 0, sizeof *w);
-  int kind = ASGST_RunWithIterator(ucontext, 0, count_frames, w);
+  int kind = cache != NULL ? profile2_run_with_iterator_cached(ucontext, 0, cache, count_frames, w)
+                           : ASGST_RunWithIterator(ucontext, 0, count_frames, w);
   return kind <= 0 ? (kind < 0 ? kind : -100) : w->end;
 }
+
+static int walk_once(void *ucontext, struct walk *w) { return walk_cached(ucontext, w, NULL); }
 
 static double cpu_ns(void) {
   struct timespec t;
@@ -135,21 +147,41 @@ JNIEXPORT void JNICALL Java_WalkCost_syncWalks(JNIEnv *env, jclass c, jint depth
 
 static atomic_int busy_tid;
 static atomic_int pending; /* 1 while a signal is on its way or handled */
-static double *handler_ns;
+static double *handler_ns, *cached_ns;
 static struct walk handler_walk;
 static int handler_err;
-static long handler_i;
+static long handler_i, cached_mismatch;
+static profile2_walk_cache *cache;
 
-/* Context: SIGPROF handler; AS-Safe. */
+/* Context: AS-Safe. One timed walk; -1 when it failed. */
+static double timed_walk(void *uc, struct walk *w, profile2_walk_cache *c, int *err) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  *err = walk_cached(uc, w, c);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return *err == 0 ? (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec) : -1;
+}
+
+/* Context: SIGPROF handler; AS-Safe. The plain and the cached walk, in
+ * alternating order; only the one that ran first is timed (NaN marks the
+ * other). */
 static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   (void)sig, (void)si;
   int saved = errno;
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  struct walk w;
-  int err = walk_once(uc, &w);
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  handler_ns[handler_i] = err == 0 ? (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec) : -1;
+  struct walk w, wc;
+  int err, errc;
+  bool plain_first = (handler_i & 1) == 0;
+  double tp, tc;
+  if (plain_first) {
+    tp = timed_walk(uc, &w, NULL, &err);
+    tc = timed_walk(uc, &wc, cache, &errc);
+  } else {
+    tc = timed_walk(uc, &wc, cache, &errc);
+    tp = timed_walk(uc, &w, NULL, &err);
+  }
+  handler_ns[handler_i] = plain_first ? tp : __builtin_nan("");
+  cached_ns[handler_i] = plain_first ? __builtin_nan("") : tc;
+  if (err == 0 && (errc != 0 || wc.frames != w.frames || wc.sink != w.sink)) cached_mismatch++;
   handler_walk = w;
   handler_err = err;
   atomic_store(&pending, 0);
@@ -186,26 +218,47 @@ JNIEXPORT void JNICALL Java_WalkCost_signalWalks(JNIEnv *env, jclass c, jint dep
   free(pair);
 
   handler_ns = calloc((size_t)signals, sizeof *handler_ns);
-  double *ok = calloc((size_t)signals, sizeof *ok);
-  long n = 0, errors = 0;
+  cached_ns = calloc((size_t)signals, sizeof *cached_ns);
+  double *ok = calloc((size_t)signals, sizeof *ok), *okc = calloc((size_t)signals, sizeof *okc);
+  long n = 0, nc = 0, errors = 0;
   int first_error = 0;
   struct walk shape = {0};
+  PROFILE2_WalkCacheStats before, after;
+  profile2_walk_cache_stats(cache, &before);
+  cached_mismatch = 0;
   for (long i = 0; i < signals; i++) {
     handler_i = i;
     atomic_store(&pending, 1);
     syscall(SYS_tgkill, getpid(), atomic_load(&busy_tid), SIGPROF);
     while (atomic_load(&pending)) sched_yield();
-    if (handler_ns[i] >= 0) {
-      ok[n++] = handler_ns[i] - overhead;
+    /* The walk that ran first was timed (the other is NaN); -1: it failed. */
+    bool plain = (i & 1) == 0;
+    double t = plain ? handler_ns[i] : cached_ns[i];
+    if (t >= 0) {
+      if (plain)
+        ok[n++] = t - overhead;
+      else
+        okc[nc++] = t - overhead;
       if (shape.frames == 0) shape = handler_walk;
-    } else {
-      if (errors++ == 0) first_error = handler_err;
+    } else if (errors++ == 0) {
+      first_error = handler_err;
     }
   }
+  profile2_walk_cache_stats(cache, &after);
   print_result("signal", depth, &shape, median(ok, n), n, errors, first_error);
+  print_result("signal-cached", depth, &shape, median(okc, nc), nc, errors, first_error);
+  printf("CACHE depth=%d walks=%llu reused_walks=%llu reused_frames=%llu verified_reads=%llu rejected=%llu "
+         "mismatches=%ld\n",
+         depth, (unsigned long long)(after.walks - before.walks),
+         (unsigned long long)(after.reused_walks - before.reused_walks),
+         (unsigned long long)(after.reused_frames - before.reused_frames),
+         (unsigned long long)(after.verified_reads - before.verified_reads),
+         (unsigned long long)(after.rejected - before.rejected), cached_mismatch);
   printf("CLOCK pair_ns=%.1f\n", overhead);
   free(ok);
+  free(okc);
   free(handler_ns);
+  free(cached_ns);
   atomic_store(&busy_tid, 0);
 }
 
@@ -215,6 +268,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
     fprintf(stderr, "walk_cost: profile2 cannot read this JVM\n");
     exit(2);
   }
+  if ((cache = profile2_walk_cache_create(4096)) == NULL) exit(2);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_sigprof;

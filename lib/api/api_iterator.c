@@ -9,29 +9,68 @@
 #include "common/p2_error.h"
 #include "safepoint/element_iter.h"
 
-P2_AS_SAFE static int run(const struct p2_regs *regs, int options, ASGST_IteratorHandler fun, void *arg) {
+/* profile2_walk_cache is the walker's cache (walk_cache.h). */
+struct profile2_walk_cache {
+  struct p2_walk_cache c;
+};
+
+P2_AS_SAFE static int run(const struct p2_regs *regs, int options, struct p2_walk_cache *cache,
+                          ASGST_IteratorHandler fun, void *arg) {
   ASGST_Iterator it;
   if (fun == NULL) return P2_EINVAL;
   it.cap = NULL; /* a plain walk: only it.w is used */
   int kind = p2_walker_init_regs(&it.w, regs, options & (ASGST_INCLUDE_NON_JAVA_FRAMES | ASGST_END_ON_FIRST_JAVA_FRAME));
   if (kind <= 0) return kind;
+  /* In use (a nested signal's walk): this walk goes without it. */
+  bool cached = p2_walk_cache_acquire(cache);
+  if (cached) p2_walker_use_cache(&it.w, cache);
   fun(&it, arg);
+  if (cached) {
+    p2_walker_detach_cache(&it.w);
+    p2_walk_cache_release(cache);
+  }
   return kind;
+}
+
+P2_AS_SAFE static struct p2_regs regs_of(const ucontext_t *uc) {
+  return (struct p2_regs){(const char *)uc->uc_mcontext.gregs[REG_RIP], (const char *)uc->uc_mcontext.gregs[REG_RSP],
+                          (const char *)uc->uc_mcontext.gregs[REG_RBP], (const char *)uc->uc_mcontext.gregs[REG_R13]};
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_RunWithIterator(void *ucontext, int32_t options, ASGST_IteratorHandler fun,
                                                void *argument) {
   if (ucontext == NULL) return P2_EINVAL;
-  const ucontext_t *uc = ucontext;
-  struct p2_regs regs = {(const char *)uc->uc_mcontext.gregs[REG_RIP], (const char *)uc->uc_mcontext.gregs[REG_RSP],
-                         (const char *)uc->uc_mcontext.gregs[REG_RBP], (const char *)uc->uc_mcontext.gregs[REG_R13]};
-  return run(&regs, options, fun, argument);
+  struct p2_regs regs = regs_of(ucontext);
+  return run(&regs, options, NULL, fun, argument);
+}
+
+P2_EXPORT P2_AS_SAFE int profile2_run_with_iterator_cached(void *ucontext, int32_t options, profile2_walk_cache *cache,
+                                                           ASGST_IteratorHandler fun, void *argument) {
+  if (ucontext == NULL) return P2_EINVAL;
+  struct p2_regs regs = regs_of(ucontext);
+  return run(&regs, options, cache != NULL ? &cache->c : NULL, fun, argument);
+}
+
+P2_EXPORT profile2_walk_cache *profile2_walk_cache_create(int max_frames) {
+  return (profile2_walk_cache *)p2_walk_cache_create(max_frames);
+}
+
+P2_EXPORT void profile2_walk_cache_destroy(profile2_walk_cache *cache) {
+  p2_walk_cache_destroy(cache != NULL ? &cache->c : NULL);
+}
+
+P2_EXPORT P2_AS_SAFE void profile2_walk_cache_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out) {
+  if (out == NULL) return;
+  *out = (PROFILE2_WalkCacheStats){0};
+  if (cache == NULL) return;
+  const struct p2_walk_cache *c = &cache->c;
+  *out = (PROFILE2_WalkCacheStats){c->walks, c->reused_walks, c->reused_frames, c->verified_reads, c->rejected};
 }
 
 P2_EXPORT P2_AS_SAFE int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int options,
                                                         ASGST_IteratorHandler fun, void *argument) {
   struct p2_regs regs = {pc, sp, fp, NULL};
-  return run(&regs, options, fun, argument);
+  return run(&regs, options, NULL, fun, argument);
 }
 
 P2_AS_SAFE int p2_iterator_next(ASGST_Iterator *it, ASGST_Frame *frame) {
@@ -65,6 +104,8 @@ P2_EXPORT P2_AS_SAFE int ASGST_State(ASGST_Iterator *iterator) {
   /* Decode the next frame on a copy: the answer is exactly what the next
    * ASGST_NextFrame will return. */
   ASGST_Iterator peek = *iterator;
+  /* The copy must not write into the cache the walk records into. */
+  if (peek.cap == NULL) p2_walker_detach_cache(&peek.w);
   ASGST_Frame f;
   return p2_iterator_next(&peek, &f);
 }

@@ -9,6 +9,7 @@
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
 #include "walk/prologue_x86_64.h"
+#include "walk/walker_cache.h"
 
 /* JVM_ACC_NATIVE (classfile_constants.h) */
 #define ACC_NATIVE 0x0100
@@ -32,6 +33,23 @@ P2_AS_SAFE static bool in_stack(const struct p2_walker *w, const char *p) {
 
 P2_AS_SAFE static int load_ptr(const void *addr, const char **out) {
   return p2_safe_load_u64(addr, (uint64_t *)(void *)out);
+}
+
+/* A pointer-sized read of the walk, logged when the walk is being recorded
+ * and it reads the thread's stack (walk_cache.h: a recorded frame is reused
+ * only if every stack word read for it and below holds the same value; the
+ * other reads, of code blobs and Method*s, give the same for as long as
+ * frames on the stack use them). A read that faults makes the record
+ * unusable: whether it would fault again is not checked. */
+P2_AS_SAFE static int rd(const struct p2_walker *w, const void *addr, const char **out) {
+  int rc = load_ptr(addr, out);
+  if (w->log != NULL && (rc != 0 || in_stack(w, addr))) {
+    if (rc == 0)
+      p2_read_log_add(w->log, addr, (uint64_t)(uintptr_t)*out);
+    else
+      w->log->overflow = true;
+  }
+  return rc;
 }
 
 /* Is ret the address right after a call instruction in code that calls Java
@@ -89,25 +107,25 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
   case SENDER_INTERPRETED:
   case SENDER_FP_CHAIN:
     if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
-    if ((rc = load_ptr(w->cur.fp + 8, &pc)) != 0 || (rc = load_ptr(w->cur.fp, &fp)) != 0) return rc;
+    if ((rc = rd(w, w->cur.fp + 8, &pc)) != 0 || (rc = rd(w, w->cur.fp, &fp)) != 0) return rc;
     sp = w->cur.fp + 16;
     usp = sp;
     /* interpreter_frame_sender_sp: the caller's sp before a c2i adapter
      * extended it (frame::sender_for_interpreter_frame). */
-    if (w->sender_kind == SENDER_INTERPRETED && (rc = load_ptr(w->cur.fp - 8, &usp)) != 0) return rc;
+    if (w->sender_kind == SENDER_INTERPRETED && (rc = rd(w, w->cur.fp - 8, &usp)) != 0) return rc;
     break;
   case SENDER_COMPILED:
     sp = w->usp + (long)w->frame_words * 8;
-    if ((rc = load_ptr(sp - 8, &pc)) != 0 || (rc = load_ptr(sp - 16, &fp)) != 0) return rc;
+    if ((rc = rd(w, sp - 8, &pc)) != 0 || (rc = rd(w, sp - 16, &fp)) != 0) return rc;
     usp = sp;
     break;
   case SENDER_FRAMELESS:
-    if ((rc = load_ptr(w->cur.sp + w->ret_offset, &pc)) != 0) return rc;
+    if ((rc = rd(w, w->cur.sp + w->ret_offset, &pc)) != 0) return rc;
     sp = w->cur.sp + w->ret_offset + 8;
     /* rbp is the caller's: either not yet saved, or already restored, or
      * saved right below the return address */
     if (w->ret_offset >= 8) {
-      if ((rc = load_ptr(w->cur.sp + w->ret_offset - 8, &fp)) != 0) return rc;
+      if ((rc = rd(w, w->cur.sp + w->ret_offset - 8, &fp)) != 0) return rc;
     } else {
       fp = w->cur.fp;
     }
@@ -135,21 +153,21 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   const char *wrapper, *sp, *pc, *fp;
   int rc;
   if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
-  if ((rc = load_ptr(w->cur.fp + h->ver->entry_call_wrapper_slot * 8L, &wrapper)) != 0) return rc;
+  if ((rc = rd(w, w->cur.fp + h->ver->entry_call_wrapper_slot * 8L, &wrapper)) != 0) return rc;
   const char *anchor = p2_addr(wrapper, h->jcw_anchor);
-  if ((rc = load_ptr(p2_addr(anchor, h->anchor_sp), &sp)) != 0) return rc;
+  if ((rc = rd(w, p2_addr(anchor, h->anchor_sp), &sp)) != 0) return rc;
   if (sp == NULL) return P2_ENOFRAME; /* the first Java call of this thread */
-  if ((rc = load_ptr(p2_addr(anchor, h->anchor_pc), &pc)) != 0 ||
-      (rc = load_ptr(p2_addr(anchor, h->anchor_fp), &fp)) != 0)
+  if ((rc = rd(w, p2_addr(anchor, h->anchor_pc), &pc)) != 0 ||
+      (rc = rd(w, p2_addr(anchor, h->anchor_fp), &fp)) != 0)
     return rc;
   /* sp first: a garbage anchor (fuzzed input) must not be offset (UBSan:
    * pointer overflow). */
   if (sp <= w->cur.sp || !in_stack(w, sp)) return P2_EINCONSISTENT;
-  if (pc == NULL && (rc = load_ptr(sp - 8, &pc)) != 0) return rc;
+  if (pc == NULL && (rc = rd(w, sp - 8, &pc)) != 0) return rc;
   /* The C code that called into Java (JavaCalls::call and its callers)
    * lies between the call stub's frame and the older Java frames. */
   const char *stub_ret, *stub_caller_fp;
-  if ((rc = load_ptr(w->cur.fp + 8, &stub_ret)) != 0 || (rc = load_ptr(w->cur.fp, &stub_caller_fp)) != 0)
+  if ((rc = rd(w, w->cur.fp + 8, &stub_ret)) != 0 || (rc = rd(w, w->cur.fp, &stub_caller_fp)) != 0)
     return rc;
   struct p2_regs caller = {stub_ret, w->cur.fp + 16, stub_caller_fp, NULL};
   struct p2_regs older = {pc, sp, fp, NULL};
@@ -175,7 +193,7 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
     const char *ventry = NULL;
     int64_t voff;
     if (h->nm_verified_entry_point >= 0)
-      load_ptr((const char *)ci->blob + h->nm_verified_entry_point, &ventry);
+      rd(w, (const char *)ci->blob + h->nm_verified_entry_point, &ventry);
     else if (p2_read_ifield(ci->blob, h->nm_verified_entry_off, false, &voff) == 0)
       ventry = ci->code_begin + voff;
     off = ventry == NULL || ci->osr ? -1
@@ -190,7 +208,7 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
   }
   const char *slot = off == frame_bytes - 8 ? w->usp + off : w->cur.sp + off, *ret;
   bool frameless = off != frame_bytes - 8;
-  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0 || !plausible_return(ret)) {
+  if (!in_stack(w, slot) || rd(w, slot, &ret) != 0 || !plausible_return(ret)) {
     if (frameless) atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
     return frameless ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
   }
@@ -218,10 +236,10 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
  * call: their slot must hold a return address into code that calls them. */
 P2_AS_SAFE static int check_never_safe_blob(const struct p2_walker *w, const struct p2_code_info *ci) {
   const char *slot = w->usp + (long)ci->frame_size * 8 - 8, *ret, *poll_pc = NULL;
-  if (!in_stack(w, slot) || load_ptr(slot, &ret) != 0) return P2_EFRAMEINCOMPLETE;
+  if (!in_stack(w, slot) || rd(w, slot, &ret) != 0) return P2_EFRAMEINCOMPLETE;
   if (ci->kind == P2_CODE_SAFEPOINT_BLOB) {
     if (w->cur.fp != slot - 8) return P2_EFRAMEINCOMPLETE;
-    if (w->thread != NULL) load_ptr(p2_addr(w->thread, p2_hs.jt_saved_exception_pc), &poll_pc);
+    if (w->thread != NULL) rd(w, p2_addr(w->thread, p2_hs.jt_saved_exception_pc), &poll_pc);
     if (ret != NULL && ret == poll_pc) return 0;
   }
   return plausible_return(ret) ? 0 : P2_EFRAMEINCOMPLETE;
@@ -235,12 +253,12 @@ P2_AS_SAFE static const char *debug_pc(const struct p2_walker *w, const struct p
   const char *deopt = NULL, *orig;
   int32_t off, orig_off;
   if (h->nm_deopt_handler_begin >= 0)
-    load_ptr((const char *)ci->blob + h->nm_deopt_handler_begin, &deopt);
+    rd(w, (const char *)ci->blob + h->nm_deopt_handler_begin, &deopt);
   else if (p2_safe_i32(ci->blob, h->nm_deopt_handler_off, &off) == 0)
     deopt = (const char *)ci->blob + off;
   if (deopt == NULL || w->cur.pc != deopt) return w->cur.pc;
   if (p2_safe_i32(ci->blob, h->nm_orig_pc_offset, &orig_off) != 0 ||
-      load_ptr(p2_addr(w->usp, orig_off), &orig) != 0)
+      rd(w, p2_addr(w->usp, orig_off), &orig) != 0)
     return w->cur.pc;
   return orig;
 }
@@ -251,8 +269,8 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   uint16_t code_size;
   int64_t flags;
   if (!in_stack(w, fp)) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
-  if (load_ptr(fp + h->ver->interp_method_slot * 8L, &method) != 0 || method == NULL ||
-      load_ptr(p2_addr(method, h->method_const), &cm) != 0 || cm == NULL ||
+  if (rd(w, fp + h->ver->interp_method_slot * 8L, &method) != 0 || method == NULL ||
+      rd(w, p2_addr(method, h->method_const), &cm) != 0 || cm == NULL ||
       p2_safe_u16(cm, h->cm_code_size, &code_size) != 0 ||
       p2_read_ifield(method, h->method_access_flags, false, &flags) != 0)
     return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
@@ -266,7 +284,7 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
     f->bci = -1;
   } else {
     const char *base = p2_addr(cm, h->cm_sizeof);
-    if (load_ptr(fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
+    if (rd(w, fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
     if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size)
       return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
     /* The signal's bcp register is newer than the slot (struct p2_regs).
@@ -330,7 +348,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     rc = interpreted_frame(w, f);
     if (rc == 1 && (w->options & P2_WALK_PHYSICAL)) {
       w->phys = (struct p2_phys){P2_PHYS_INTERPRETED, f->method, NULL, NULL, NULL, 0, true};
-      if (f->bci >= 0) load_ptr(w->cur.fp + p2_hs.ver->interp_bcp_slot * 8L, (const char **)&w->phys.bcp);
+      if (f->bci >= 0) rd(w, w->cur.fp + p2_hs.ver->interp_bcp_slot * 8L, (const char **)&w->phys.bcp);
     }
     if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) {
       /* the stopping frame carries only pc, sp, fp and type */
@@ -405,7 +423,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       w->frame_words = ci.frame_size;
     } else {
       const char *ret;
-      if (in_stack(w, w->cur.sp) && load_ptr(w->cur.sp, &ret) == 0 && plausible_return(ret)) {
+      if (in_stack(w, w->cur.sp) && rd(w, w->cur.sp, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 0;
       } else
@@ -463,7 +481,9 @@ P2_AS_SAFE static bool in_java_code(const char *pc) {
 }
 
 /* One native frame: 1 with *f filled, 2 when the run is over (w->cur is the
- * Java frame to continue with), 0 at the end of the stack, < 0 error. */
+ * Java frame to continue with) or the frame is not reported, 3 when the
+ * rest of the walk is replayed from the cache, 0 at the end of the stack,
+ * < 0 error. */
 P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
   const struct p2_native_regs *n = &w->nregs;
   bool done = w->has_resume ? n->sp >= w->resume.sp : in_java_code(n->pc);
@@ -480,6 +500,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     }
     return 2;
   }
+  if (p2_wc_frame_boundary(w, true)) return 3;
   if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
     f->type = ASGST_FRAME_NON_JAVA;
     f->pc = (void *)n->pc;
@@ -489,7 +510,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     w->code_pc = n->pc;
     w->code_pc_exact = n->exact_pc;
   }
-  int rc = p2_unwind_step(&w->nregs, w->stack_lo, w->stack_hi);
+  int rc = p2_unwind_step_logged(&w->nregs, w->stack_lo, w->stack_hi, w->log);
   /* A leaf call from Java code (no resume point) leads back to Java: a Java
    * thread's native run that reaches the outermost frame was misread. */
   if (rc == 0 && !w->has_resume && w->thread != NULL) rc = P2_EUNKNOWNCODE;
@@ -514,11 +535,27 @@ P2_AS_SAFE const char *p2_walker_code_name(const struct p2_walker *w) {
   return name;
 }
 
+/* A frame of the walk cache's record (walker_cache.h): copied, nothing to
+ * decode; the common case of an incremental walk, kept short. */
+P2_AS_SAFE static int replay_next(struct p2_walker *w, ASGST_Frame *f) {
+  if (P2_UNLIKELY(w->rp >= w->rp_end)) return p2_wc_replay_end(w, f);
+  const struct p2_cached_frame *e = &w->cache->out[w->rp++];
+  *f = e->f;
+  w->code_pc = e->code_pc;
+  w->code_pc_exact = e->code_pc_exact;
+  return 1;
+}
+
 P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
+  if (w->cmode == CACHE_REPLAY) return replay_next(w, f);
   clear_frame(f);
   w->code_pc = NULL;
   for (;;) {
-    if (w->state <= 0) return w->state;
+    if (w->cmode == CACHE_REPLAY) return replay_next(w, f);
+    if (w->state <= 0) {
+      p2_wc_walk_ended(w);
+      return w->state;
+    }
     /* A walk can visit at most one physical frame per 16 bytes of stack. */
     if (++w->steps > (uint64_t)(w->stack_hi - w->stack_lo) / 16 + 16) {
       w->state = P2_EINCONSISTENT;
@@ -544,11 +581,12 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
         w->in_scopes = false;
         w->advance_pending = true;
       }
-      return 1;
+      return p2_wc_yielded(w, f);
     }
     if (w->native) {
       int rc = native_next(w, f);
-      if (rc == 1) return 1;
+      if (rc == 3) continue;
+      if (rc == 1) return p2_wc_yielded(w, f);
       if (rc <= 0) {
         w->state = rc;
         continue;
@@ -565,14 +603,16 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
       }
     }
     if (w->snap != NULL) *w->snap = *w;
+    if (p2_wc_frame_boundary(w, false)) continue;
     int rc = decode(w, f);
-    if (rc == 1) return 1;
+    if (rc == 1) return p2_wc_yielded(w, f);
     if (rc == 2) {
       clear_frame(f);
       continue;
     }
     if (rc == 0) {
       w->state = 0;
+      p2_wc_walk_ended(w);
       return 0; /* END_ON_FIRST_JAVA_FRAME keeps pc/sp/fp in *f */
     }
     clear_frame(f);
@@ -596,7 +636,7 @@ P2_AS_SAFE static int init_thread(struct p2_walker *w, void *jt, int options, st
 P2_AS_SAFE static int start_from_anchor(struct p2_walker *w, const struct p2_thread_snapshot *s) {
   const char *pc = s->last_java_pc;
   if (s->last_java_sp == NULL) return P2_ENOJAVA;
-  if (pc == NULL && load_ptr((const char *)s->last_java_sp - 8, &pc) != 0) return P2_EFAULT;
+  if (pc == NULL && rd(w, (const char *)s->last_java_sp - 8, &pc) != 0) return P2_EFAULT;
   w->cur = (struct p2_regs){pc, s->last_java_sp, s->last_java_fp, NULL};
   w->usp = w->cur.sp;
   w->start_at_anchor = true;
@@ -695,6 +735,7 @@ P2_AS_SAFE int p2_walker_init_anchor(struct p2_walker *w, void *jt, int options)
 }
 
 P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
+  p2_wc_cache_off(w);
   w->native = w->start_native;
   w->nregs = w->start_nregs;
   w->has_resume = w->start_has_resume;
@@ -711,6 +752,7 @@ P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
 P2_AS_SAFE void p2_walker_resume_at(struct p2_walker *w, const struct p2_walker *snapshot, int options) {
   *w = *snapshot;
   w->snap = NULL;
+  p2_wc_cache_off(w);
   w->options = options;
   w->in_scopes = false;
   w->advance_pending = false;

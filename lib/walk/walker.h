@@ -13,9 +13,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/read_log.h"
 #include "profile2.h"
 #include "unwind/unwind.h"
 #include "walk/nmethod_scopes.h"
+#include "walk/walk_cache.h"
 
 struct p2_regs {
   const char *pc, *sp, *fp;
@@ -99,6 +101,14 @@ struct p2_walker {
   /* if set: a copy of the walker as it was right before decoding the frame
    * that the last p2_walker_next call returned (see p2_walker_resume_at) */
   struct p2_walker *snap;
+  /* incremental walk (walk_cache.h, p2_walker_use_cache) */
+  struct p2_walk_cache *cache;
+  uint8_t cmode;              /* walker.c: enum cache_mode */
+  uint32_t rec_p, rec_o;      /* boundaries and frames recorded by this walk */
+  struct p2_read_log rlog;    /* the reads recorded, in the staging or the main log */
+  struct p2_read_log *log;    /* &rlog while recording, else NULL */
+  uint32_t rp, rp_end;        /* replaying the cache's frames [rp, rp_end) */
+  uint64_t cache_gen;         /* p2_unload_generation() when the walk began */
 };
 
 /* Prepare a walk of the calling thread from a signal's registers (or any
@@ -142,8 +152,22 @@ const char *p2_walker_code_name(const struct p2_walker *w);
 /* Counters since start. Context: AS-Safe. */
 void p2_walker_stats(struct p2_walker_stats *out);
 
-/* Back to the first frame. Context: AS-Safe. */
+/* Back to the first frame (without the cache: a full walk).
+ * Context: AS-Safe. */
 void p2_walker_rewind(struct p2_walker *w);
+
+/* Make the walk prepared in w incremental: reuse the frames of the walk
+ * recorded in c, below the first frame found unchanged, and record this
+ * walk in c for the next (walk_cache.h). The caller owns c
+ * (p2_walk_cache_acquire) until it stops calling p2_walker_next; c must
+ * hold walks of w's thread only. Not for physical walks or snapshots.
+ * Context: AS-Safe. */
+void p2_walker_use_cache(struct p2_walker *w, struct p2_walk_cache *c);
+
+/* Stop using the cache in a copy of a walker (a peek that must not write
+ * to it): frames being replayed are still read from it.
+ * Context: AS-Safe. */
+void p2_walker_detach_cache(struct p2_walker *w);
 
 /* Turn a snapshot (struct p2_walker.snap) into a walker that starts at that
  * frame, with options (physical mode off: full Java frames). The stack it

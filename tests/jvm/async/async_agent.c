@@ -5,7 +5,12 @@
  * and every caller -> callee pair between fixture methods is an edge of the
  * fixture's static call graph. Walks that are not complete must carry an
  * error code; their codes are counted. Samples are classified by the
- * thread's state at the signal (in Java or not). */
+ * thread's state at the signal (in Java or not).
+ *
+ * Incremental walks (profile2_run_with_iterator_cached): every sample is
+ * walked again with the thread's walk cache, with and without native frames
+ * (a cache per thread and option), and must give exactly the plain walk's
+ * frames (type, method, bci, level, pc, sp, fp) and end. */
 #include <errno.h>
 #include <jni.h>
 #include <jvmti.h>
@@ -138,6 +143,60 @@ static void check_walk(ASGST_Iterator *it, void *arg) {
   r->bottom = prev;
 }
 
+/* Incremental walks against plain ones. */
+#define ALL_FRAMES 1024
+struct all_frames {
+  int n, end;
+  ASGST_Frame f[ALL_FRAMES];
+};
+static profile2_walk_cache *caches[2][2]; /* [fixture thread][with native frames] */
+static atomic_long cached_walks, cached_diffs, cached_frames;
+static atomic_int ndiff_dumps;
+
+static void collect_all(ASGST_Iterator *it, void *arg) {
+  struct all_frames *a = arg;
+  ASGST_Frame f;
+  int rc;
+  a->n = 0;
+  while ((rc = ASGST_NextFrame(it, &f)) == 1)
+    if (a->n < ALL_FRAMES) a->f[a->n++] = f;
+  a->end = rc;
+}
+
+static bool same_frame(const ASGST_Frame *a, const ASGST_Frame *b) {
+  return a->type == b->type && a->method == b->method && a->bci == b->bci && a->comp_level == b->comp_level &&
+         a->pc == b->pc && a->sp == b->sp && a->fp == b->fp;
+}
+
+/* Context: signal handler. The plain walk and the cached one of the same
+ * stopped stack must agree frame for frame. */
+static void check_cached(void *uc, int slot) {
+  static __thread struct all_frames plain, cached;
+  for (int nat = 0; nat < 2; nat++) {
+    int opts = nat ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
+    int k1 = ASGST_RunWithIterator(uc, opts, collect_all, &plain);
+    int k2 = profile2_run_with_iterator_cached(uc, opts, caches[slot][nat], collect_all, &cached);
+    if (k1 <= 0 && k2 <= 0) continue;
+    atomic_fetch_add(&cached_walks, 1);
+    atomic_fetch_add(&cached_frames, cached.n);
+    bool same = k1 == k2 && plain.n == cached.n && plain.end == cached.end;
+    int at = -1;
+    for (int i = 0; same && i < plain.n; i++)
+      if (!same_frame(&plain.f[i], &cached.f[i])) same = false, at = i;
+    if (!same) {
+      atomic_fetch_add(&cached_diffs, 1);
+      if (atomic_fetch_add(&ndiff_dumps, 1) < 3) {
+        char line[256];
+        int len = snprintf(line, sizeof line,
+                           "async walks: cached walk differs (native %d): kinds %d/%d, frames %d/%d, end %d/%d, "
+                           "first different frame %d\n",
+                           nat, k1, k2, plain.n, cached.n, plain.end, cached.end, at);
+        if (len > 0) (void)!write(2, line, (size_t)len);
+      }
+    }
+  }
+}
+
 static void count_code(atomic_long *codes, int code) {
   int i = code < 0 ? -code : 0;
   if (i >= NCODES) i = NCODES - 1;
@@ -194,6 +253,9 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
     else
       count_code(codes_other, code);
   }
+  int me = (int)syscall(SYS_gettid);
+  int slot = atomic_load(&tids[0]) == me ? 0 : atomic_load(&tids[1]) == me ? 1 : -1;
+  if (slot >= 0) check_cached(uc, slot);
   if (atomic_fetch_add(&samples, 1) + 1 >= TARGET_SAMPLES) atomic_store(&finished, true);
 out:
   errno = saved;
@@ -268,9 +330,28 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
       j ? 100.0 * (double)(ws.frameless_top + ws.frameless_top_failed) / (double)j : 0.0);
   print_codes("in Java", codes_java);
   print_codes("other", codes_other);
+  PROFILE2_WalkCacheStats cs, sum = {0};
+  for (int t = 0; t < 2; t++)
+    for (int nat = 0; nat < 2; nat++) {
+      profile2_walk_cache_stats(caches[t][nat], &cs);
+      sum.walks += cs.walks;
+      sum.reused_walks += cs.reused_walks;
+      sum.reused_frames += cs.reused_frames;
+      sum.verified_reads += cs.verified_reads;
+      sum.rejected += cs.rejected;
+    }
+  printf("async walks: incremental: %ld cached walks (%ld frames), %ld differ from the plain walk; %lu reused "
+         "a recorded walk, %lu frames reused, %lu words checked, %lu recorded frames rejected (a word changed)\n",
+         atomic_load(&cached_walks), atomic_load(&cached_frames), atomic_load(&cached_diffs),
+         (unsigned long)sum.reused_walks, (unsigned long)sum.reused_frames, (unsigned long)sum.verified_reads,
+         (unsigned long)sum.rejected);
   fflush(stdout);
   /* A wrong edge or bottom means a made-up frame: never acceptable. */
   if (atomic_load(&bad_edges) || atomic_load(&bad_bottom)) return 2;
+  /* Nor is an incremental walk that differs from the full one; and the
+   * fixture's stacks change only at the top, so reuse must happen. */
+  if (atomic_load(&cached_diffs) != 0) return 5;
+  if (sum.reused_walks * 4 < (uint64_t)atomic_load(&cached_walks)) return 6;
   if (atomic_load(&samples) < TARGET_SAMPLES) return 3;
   return rate >= 99.5 ? 0 : 1;
 }
@@ -278,6 +359,9 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
   (void)jvmti, (void)thread;
   if (profile2_init(the_vm) != 0) exit(4);
+  for (int t = 0; t < 2; t++)
+    for (int nat = 0; nat < 2; nat++)
+      if ((caches[t][nat] = profile2_walk_cache_create(ALL_FRAMES)) == NULL) exit(4);
   jclass k = (*env)->FindClass(env, "AsyncFixture");
   fixture = ASGST_JClassToClass(k);
   for (int i = 0; i < M_COUNT; i++) {
