@@ -442,7 +442,6 @@ static bool copy_tree(struct tree_copy *c) {
     return false;
   }
   if (s.agg.nthreads > 0) memcpy(c->threads, s.agg.threads, s.agg.nthreads * sizeof *c->threads);
-  p2_cct_totals(&c->cct);
   c->made = true;
   return true;
 }
@@ -467,7 +466,6 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   p2_lost_free(&lost);
   p2_sampler_stats(&ss);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
-  p2_cct_totals(&s.cct);
   char title[256];
   snprintf(title, sizeof title, "profile2 %s profile of pid %d", s.opt.event_name, (int)getpid());
   bool time = p2_engine_interval_is_time(s.opt.event, s.opt.event_name);
@@ -487,7 +485,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   };
   /* Stopped, nobody else needs the lock: no copy. */
   struct tree_copy copy = {.made = false};
-  const struct p2_cct *tree = &s.cct;
+  struct p2_cct *tree = &s.cct;
   bool locked = true;
   if (s.running && copy_tree(&copy)) {
     tree = &copy.cct;
@@ -495,6 +493,9 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
     pthread_mutex_unlock(&profile_lock);
     locked = false;
   }
+  /* Once, on the tree the files are written from: a copy's after the lock
+   * is released (nothing else reads the live tree's totals). */
+  p2_cct_totals(tree);
   char written[1024] = "";
   size_t at = 0;
   for (int i = 0; i < nfiles; i++) {
