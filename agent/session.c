@@ -26,6 +26,7 @@
 #include "agent/sampler.h"
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
+#include "common/env.h"
 
 /* Record arenas: 2 x 4M words (32 MiB each, touched only as samples
  * arrive). At 1,000 samples/s of 60 frames (~1 KiB each) and a collect
@@ -37,10 +38,10 @@
 /* PROFILE2_TEST_RECORD_WORDS: smaller arenas, for the test that makes them
  * overflow (agent_test.py lost; docs/testing.md). Never larger. */
 static size_t arena_words(void) {
-  const char *v = getenv("PROFILE2_TEST_RECORD_WORDS");
-  char *end;
-  unsigned long n = v != NULL ? strtoul(v, &end, 10) : 0;
-  if (v == NULL || *end != '\0' || n < 1024 || n > ARENA_WORDS) return ARENA_WORDS;
+  char bad[P2_ENV_MSG_MAX];
+  size_t n =
+      (size_t)p2_env_number("PROFILE2_TEST_RECORD_WORDS", 1024, ARENA_WORDS, ARENA_WORDS, bad, sizeof bad);
+  if (bad[0] != '\0') p2_log_error("%s; using %zu", bad, n);
   return n;
 }
 
