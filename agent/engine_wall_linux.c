@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/engine.h"
+#include "agent/lost.h"
 
 /* Signals per tick: bounds the sampler's cost and the burst of handlers
  * per tick whatever the number of threads. */
@@ -167,7 +168,7 @@ static void take_pending(struct p2_thread *t, void *arg) {
   if (w != 0) {
     left.weight += w;
     left.threads++;
-    atomic_fetch_add(&t->lost_weight, w);
+    p2_lost_add(t, w);
   }
 }
 

@@ -2,7 +2,7 @@
  *
  * A handler that cannot record its sample (the record arenas are full, no
  * scratch buffer is free; sampler.c) adds the sample's weight to its
- * thread's lost_weight; so does the wall sampler's stop with the intervals
+ * thread's lost_weight (p2_lost_add); so does the wall sampler's stop with the intervals
  * a thread had been handed but had not taken (engine_wall_linux.c).
  * Dropped, that weight would leave its thread's share of the profile short
  * (an aggregator held up for seconds on a loaded machine filled the arenas:
@@ -15,7 +15,8 @@
  * lock, which comes after it in the agent's lock order: a batch carries the
  * weights from one to the other.
  *
- * Context of every function: Anywhere but a signal handler. */
+ * Context of every function but p2_lost_add: Anywhere but a signal
+ * handler. */
 #ifndef P2_AGENT_LOST_H
 #define P2_AGENT_LOST_H
 
@@ -36,9 +37,16 @@ struct p2_lost_batch {
   size_t n, cap;
 };
 
+/* Add weight to t's lost weight, for the next take.
+ * Context: AS-Safe, lock-free (the sampler's handler calls it).
+ * Ordering: the weight is added before a flag is set (release); the take
+ * clears the flag (acquire) before it reads the weights. */
+void p2_lost_add(struct p2_thread *t, uint64_t weight);
+
 /* Take every registered thread's lost weight, and that of the threads that
- * left since the last take, into b. Takes the registry mutex: the caller
- * must not hold it, nor the profile lock. */
+ * left since the last take, into b; returns at once, without the registry
+ * mutex, when no weight was added since the last take. Otherwise takes the
+ * registry mutex: the caller must not hold it, nor the profile lock. */
 void p2_lost_take(struct p2_lost_batch *b);
 
 /* Add b's weights to the tree as [lost] samples and empty b (its memory is

@@ -148,15 +148,28 @@ static writer_fn writer_for(enum p2_output_format format) {
   return NULL;
 }
 
-/* Write the file's data to the disk and wait for it, before the rename
- * makes it the profile: after a crash PATH is then either the old profile
- * or the whole new one (the journal commit that records the rename comes
- * after the data). Not fsync: on ext4 an fsync waits for a journal commit,
- * which flushes every file's pending data; while a build wrote hundreds of
- * megabytes, one took over 60 s, and a dump under `profile2 attach` timed
- * out (attach-cycles-jdk25 in CI). sync_file_range waits for this file's
- * pages only and still reports a failed write (EIO, ENOSPC). Filesystems
- * without it (EINVAL, ESPIPE, ENOSYS) get fdatasync. */
+/* Write the file's data to the disk and wait for it before the rename makes
+ * it the profile: a failed write (EIO, ENOSPC) is reported here and the old
+ * profile kept.
+ *
+ * What a crash leaves rests on the filesystem, not on this call:
+ * sync_file_range writes none of the file's metadata (its size, its block
+ * allocation) and does not flush the disk's write cache (man 2
+ * sync_file_range). ext4 in its default data=ordered mode writes a file's
+ * data before the journal commit that records its metadata, and a commit
+ * flushes the disk's cache first (barriers, the default); the rename is
+ * committed with or after the new file's size and blocks, so PATH is then
+ * the old profile or the whole new one. Elsewhere (ext4 with data=writeback
+ * or nobarrier, a filesystem without a journal, any that promises no such
+ * order) that is not guaranteed: after a crash PATH may name the new file
+ * with part of its data missing (short, or zero-filled).
+ *
+ * Not fsync or fdatasync, which would guarantee it on any filesystem: on
+ * ext4 they wait for a journal commit, which flushes every file's pending
+ * data; while a build was writing, dumps stalled 3-12 s in fsync and one
+ * under `profile2 attach` got no reply within 60 s (attach-cycles-jdk25 in
+ * CI; docs/testing.md). sync_file_range waits for this file's pages only.
+ * Filesystems without it (EINVAL, ESPIPE, ENOSYS) get fdatasync. */
 static int write_out(int fd) {
   if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) ==
       0)

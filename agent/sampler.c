@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/lost.h"
 #include "agent/methods.h"
 #include "agent/perf_linux.h"
 #include "agent/records.h"
@@ -390,7 +391,7 @@ void p2_sampler_lose(enum p2_lost_reason r, int tid, uint64_t weight) {
   /* The weight stays on its thread (the session's [lost] samples): the
    * thread's share of the profile holds even when the records overflow. */
   struct p2_thread *t = p2_threads_find(tid);
-  if (t != NULL) atomic_fetch_add_explicit(&t->lost_weight, weight, memory_order_relaxed);
+  if (t != NULL) p2_lost_add(t, weight);
 }
 
 void p2_sampler_count_walk(int error, bool truncated) {

@@ -27,6 +27,7 @@
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
 #include "agent/walk_caches.h"
+#include "common/env.h"
 
 /* Record arenas: 2 x 4M words (32 MiB each, touched only as samples
  * arrive). At 1,000 samples/s of 60 frames (~1 KiB each) and a collect
@@ -38,10 +39,10 @@
 /* PROFILE2_TEST_RECORD_WORDS: smaller arenas, for the test that makes them
  * overflow (agent_test.py lost; docs/testing.md). Never larger. */
 static size_t arena_words(void) {
-  const char *v = getenv("PROFILE2_TEST_RECORD_WORDS");
-  char *end;
-  unsigned long n = v != NULL ? strtoul(v, &end, 10) : 0;
-  if (v == NULL || *end != '\0' || n < 1024 || n > ARENA_WORDS) return ARENA_WORDS;
+  char bad[P2_ENV_MSG_MAX];
+  size_t n =
+      (size_t)p2_env_number("PROFILE2_TEST_RECORD_WORDS", 1024, ARENA_WORDS, ARENA_WORDS, bad, sizeof bad);
+  if (bad[0] != '\0') p2_log_error("%s; using %zu", bad, n);
   return n;
 }
 
@@ -454,7 +455,6 @@ static bool copy_tree(struct tree_copy *c) {
     return false;
   }
   if (s.agg.nthreads > 0) memcpy(c->threads, s.agg.threads, s.agg.nthreads * sizeof *c->threads);
-  p2_cct_totals(&c->cct);
   c->made = true;
   return true;
 }
@@ -479,7 +479,6 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   p2_lost_free(&lost);
   p2_sampler_stats(&ss);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
-  p2_cct_totals(&s.cct);
   char title[256];
   snprintf(title, sizeof title, "profile2 %s profile of pid %d", s.opt.event_name, (int)getpid());
   bool time = p2_engine_interval_is_time(s.opt.event, s.opt.event_name);
@@ -499,7 +498,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   };
   /* Stopped, nobody else needs the lock: no copy. */
   struct tree_copy copy = {.made = false};
-  const struct p2_cct *tree = &s.cct;
+  struct p2_cct *tree = &s.cct;
   bool locked = true;
   if (s.running && copy_tree(&copy)) {
     tree = &copy.cct;
@@ -507,6 +506,9 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
     pthread_mutex_unlock(&profile_lock);
     locked = false;
   }
+  /* Once, on the tree the files are written from: a copy's after the lock
+   * is released (nothing else reads the live tree's totals). */
+  p2_cct_totals(tree);
   char written[1024] = "";
   size_t at = 0;
   for (int i = 0; i < nfiles; i++) {

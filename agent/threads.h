@@ -48,7 +48,8 @@ struct p2_thread {
    * sampler before it signals the thread, taken by the handler */
   atomic_uint_fast64_t pending_weight;
   /* weight of this thread's signals whose sample could not be recorded
-   * (sampler.c: records full, scratch busy), added by the handler, taken by
+   * (sampler.c: records full, scratch busy), added by the handler
+   * (p2_lost_add, which also flags it for the take), taken by
    * the session into a [lost] sample of this thread */
   atomic_uint_fast64_t lost_weight;
   /* the handler's time budget (sampler.c): no walk before quiet_until_ns

@@ -9,6 +9,7 @@
 
 #include "agent/log.h"
 #include "agent/procfs_linux.h"
+#include "common/env.h"
 
 /* A process tree deeper than this is not searched further for a profiled
  * JVM above (launchers nest a few levels). */
@@ -19,12 +20,13 @@
 static int root_pid;     /* PROFILE2_ROOT; 0 when unknown */
 static char *claim_path; /* PROFILE2_CLAIM, or NULL */
 
-static int env_pid(const char *name) {
-  const char *v = getenv(name);
-  if (v == NULL || v[0] == '\0') return 0;
-  char *end;
-  long n = strtol(v, &end, 10);
-  return *end == '\0' && n > 0 && n < (1L << 22) ? (int)n : 0;
+/* PROFILE2_ROOT, or 0 when unset or bad: then this process is the root
+ * (p2_tree_init). Pids are below Linux's PID_MAX_LIMIT, 2^22. */
+static int env_root_pid(void) {
+  char bad[P2_ENV_MSG_MAX];
+  int pid = (int)p2_env_number("PROFILE2_ROOT", 1, (1 << 22) - 1, 0, bad, sizeof bad);
+  if (bad[0] != '\0') p2_log_error("%s; this process is taken as the root of the profiled tree", bad);
+  return pid;
 }
 
 /* A claim file for a tree whose root is this process: $TMPDIR or /tmp,
@@ -54,7 +56,7 @@ static void create_claim_file(void) {
 }
 
 void p2_tree_init(void) {
-  root_pid = env_pid("PROFILE2_ROOT");
+  root_pid = env_root_pid();
   const char *claim = getenv("PROFILE2_CLAIM");
   if (claim != NULL && claim[0] == '/') claim_path = strdup(claim);
   if (root_pid != 0) return;

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "common/p2_error.h"
 #include "safepoint/program_suspend.h"
 #include "safepoint/queue_internal.h"
@@ -112,15 +113,9 @@ int p2_queues_init(JavaVM *vm) {
     (*env)->DisposeEnvironment(env);
     return P2_EUNSUPPORTED;
   }
-  const char *d = getenv("PROFILE2_DRAIN_PERIOD_MS");
-  if (d != NULL) {
-    char *end;
-    long v = strtol(d, &end, 10);
-    if (*d == '\0' || *end != '\0' || v < 1 || v > 1000)
-      fprintf(stderr, "profile2: PROFILE2_DRAIN_PERIOD_MS=%s is not 1..1000 (ms); using %d\n", d, period_ms);
-    else
-      period_ms = (int)v;
-  }
+  char bad[P2_ENV_MSG_MAX];
+  period_ms = (int)p2_env_number("PROFILE2_DRAIN_PERIOD_MS", 1, 1000, P2_DRAIN_PERIOD_MS, bad, sizeof bad);
+  if (bad[0] != '\0') fprintf(stderr, "profile2: %s; using %d ms\n", bad, period_ms);
   jvmti = env;
   atomic_store(&supported, true);
   return 0;
