@@ -7,6 +7,23 @@ the unprofiled runs just before and just after it in that round; the
 tables give the median over the rounds, and for wall time the smallest and
 largest ratio seen.
 
+Side by side (when the runs include async-profiler, overhead.sh's AP=): per
+workload, the CPU-time ratios of profile2 (its default walk, signal; the
+safepoint walk next to it), async-profiler and JFR at each setting both
+profilers were run at (cpu 10 ms, 1 ms, 100 us; wall 1 ms), and whether
+profile2's median is at most async-profiler's, with the rounds in which it
+was.
+
+Sample fidelity (cpu mode): a profile's weight (the sum of its collapsed
+stacks' counts: intervals for profile2, samples for async-profiler) over the
+intervals the process's CPU time holds (CPU time / interval). The process's
+CPU time includes the JVM's start before either agent starts sampling and
+its exit after, so the figure is a lower bound for both; issue 14 asks for
+0.95 at 1 ms. (Both count kernel time where the kernel lets them: as root,
+or with kernel.perf_event_paranoid < 2. Otherwise their perf counters
+exclude the kernel and a period that ends there gives no sample; raw.jsonl
+has the user time, but the kernel splits user and system time by ticks.)
+
 Agreement (seeds/000 §5.3, bench/overhead/cct.py): for each JDK, workload,
 event and interval, the merged (averaged) CCT of the signal walks against
 that of the safepoint walks (overlap, and hot-edge coverage with T = 0.1
@@ -34,8 +51,12 @@ def load(out):
     return runs
 
 
+INTERVAL_NS = {"10ms": 10000000, "1ms": 1000000, "100us": 100000}
+
+
 def ratios(runs):
-    """{(jdk, workload, config): {"wall": [...], "cpu": [...], "samples": [...]}}"""
+    """{(jdk, workload, config): {"wall": [...], "cpu": [...], "samples": [...],
+    "base_wall": [...], "fidelity": [...], "round_cpu": {round: ratio}}}"""
     by_round = defaultdict(list)
     for r in runs:
         by_round[(r["jdk"], r["workload"], r["round"])].append(r)
@@ -53,9 +74,13 @@ def ratios(runs):
             k = (jdk, wl, r["config"])
             for m in ("wall", "cpu"):
                 out[k][m].append(r[m] / statistics.mean(b[m] for b in bases))
+            out[k].setdefault("round_cpu", {})[rnd] = out[k]["cpu"][-1]
             if r["samples"] is not None:
                 out[k]["samples"].append(r["samples"])
             out[k]["base_wall"].append(statistics.mean(b["wall"] for b in bases))
+            parts = r["config"].split("-")
+            if r.get("weight") is not None and parts[1] == "cpu" and parts[-1] in INTERVAL_NS and r["cpu"] > 0:
+                out[k]["fidelity"].append(r["weight"] / (r["cpu"] * 1e9 / INTERVAL_NS[parts[-1]]))
     return out
 
 
@@ -111,14 +136,104 @@ def overhead_tables(runs):
             for w in wls:
                 cells += cells_of(rat.get((jdk, w, c)))
             print("| %s | %s |" % (c, " | ".join(cells)))
+        if any(k[0] == jdk and k[1] in wls and k[2].startswith("ap-") for k in rat):
+            side_by_side_tables(rat, jdk, wls)
+        if any(k[0] == jdk and k[1] in wls and v["fidelity"] for k, v in rat.items()):
+            fidelity_tables(rat, jdk, wls)
 
 
 def config_order(c):
+    """profile2, async-profiler, JFR, then the fixed costs."""
     order = {"10ms": 0, "1ms": 1, "100us": 2}
     parts = c.split("-")
     if c == "p2-idle" or c.startswith("jvm-"):
-        return (2, [c], 0)
-    return (parts[0] != "p2", parts[1:3] if parts[0] == "p2" else parts[1:2], order.get(parts[-1], 9))
+        return (3, [c], 0)
+    group = {"p2": 0, "ap": 1}.get(parts[0], 2)
+    return (group, parts[1:3] if parts[0] == "p2" else parts[1:2], order.get(parts[-1], 9))
+
+
+# The side-by-side table's rows: (label, event, interval), the settings
+# overhead.py runs async-profiler at (AP_SETTINGS there).
+SETTINGS = (
+    ("cpu 10 ms", "cpu", "10ms"),
+    ("cpu 1 ms", "cpu", "1ms"),
+    ("cpu 100 us", "cpu", "100us"),
+    ("wall 1 ms", "wall", "1ms"),
+)
+# JFR has no wall-clock sampler: jdk.ExecutionSample samples the threads
+# running Java code every period (1 ms at most), jdk.CPUTimeSample (JDK 25)
+# each thread's CPU time. (column, configuration name pattern)
+JFR = (("JFR ExecutionSample", "jfr-exec-%s"), ("JFR CPUTimeSample", "jfr-cpu-%s"))
+
+
+def side_by_side_tables(rat, jdk, wls):
+    """Per workload: the settings async-profiler ran at, each profiler's CPU
+    ratio (median; median samples in parentheses)."""
+    def cell(v):
+        if not v or not v["cpu"]:
+            return "-"
+        s = "%.3f" % statistics.median(v["cpu"])
+        if v["samples"]:
+            s += " (%d)" % statistics.median(v["samples"])
+        return s
+
+    jfr = [(col, pat) for col, pat in JFR if any(k[0] == jdk and k[2].startswith(pat[:8]) for k in rat)]
+    n = [len(v["cpu"]) for k, v in rat.items() if k[0] == jdk and k[2].startswith(("p2-", "ap-"))]
+    print("\n### profile2 next to async-profiler and JFR, %s (CPU time profiled / unprofiled; median of %d+ "
+          "rounds; median samples in parentheses)\n" % (jdk, min(n) if n else 0))
+    print("profile2 with its default walk (signal); \"profile2 <= async-profiler\": profile2's median CPU ratio at "
+          "most async-profiler's, with the rounds in which profile2's run cost at most async-profiler's. "
+          "async-profiler's wall mode takes every thread of the process (the VM's own too) once per interval, "
+          "signalling those that ran and counting idle ones without a signal; profile2's signals up to 16 Java "
+          "threads per interval, round robin. JFR has no wall-clock sampler.\n")
+    head = ["workload", "setting", "profile2", "profile2 walk=safepoint", "async-profiler"] + [c for c, _ in jfr] + \
+        ["profile2 <= async-profiler"]
+    print("| " + " | ".join(head) + " |")
+    print("| --- | --- |" + " ---: |" * (len(head) - 3) + " --- |")
+    for w in wls:
+        for label, event, iv in SETTINGS:
+            p2 = rat.get((jdk, w, "p2-%s-signal-%s" % (event, iv)))
+            sp = rat.get((jdk, w, "p2-%s-safepoint-%s" % (event, iv)))
+            ap = rat.get((jdk, w, "ap-%s-%s" % (event, iv)))
+            if not p2 and not sp and not ap:
+                continue  # not run (ONLY)
+            cells = [w, label, cell(p2), cell(sp), cell(ap)]
+            for _, pat in jfr:
+                cells.append(cell(rat.get((jdk, w, pat % iv))) if event == "cpu" else "-")
+            if p2 and ap and p2["cpu"] and ap["cpu"]:
+                both = sorted(set(p2["round_cpu"]) & set(ap["round_cpu"]))
+                won = sum(1 for r in both if p2["round_cpu"][r] <= ap["round_cpu"][r])
+                cells.append("%s (%d of %d rounds)" % (
+                    "yes" if statistics.median(p2["cpu"]) <= statistics.median(ap["cpu"]) else "no", won, len(both)))
+            else:
+                cells.append("-")
+            print("| " + " | ".join(cells) + " |")
+
+
+def fidelity_tables(rat, jdk, wls):
+    """cpu mode: profile weight over the intervals of the process's CPU time."""
+    cols = [("profile2", "p2-cpu-signal-%s"), ("profile2 walk=safepoint", "p2-cpu-safepoint-%s"),
+            ("async-profiler", "ap-cpu-%s")]
+    cols = [(c, pat) for c, pat in cols if any(k[0] == jdk and k[2].startswith(pat[:-2]) for k in rat)]
+    print("\n### Sample fidelity, %s (cpu mode: profile weight / (process CPU time / interval); median [min, max])\n"
+          % jdk)
+    print("The process's CPU time includes the JVM's start before sampling starts and its exit after it stops: "
+          "a lower bound for every profiler. Kernel time is sampled only where the perf counters may count it "
+          "(root, or kernel.perf_event_paranoid < 2). Issue 14: at least 0.95 at 1 ms.\n")
+    print("| workload | interval | " + " | ".join(c for c, _ in cols) + " | profile2 >= 0.95 |")
+    print("| --- | --- |" + " ---: |" * len(cols) + " --- |")
+    for w in wls:
+        for iv, label in (("10ms", "10 ms"), ("1ms", "1 ms"), ("100us", "100 us")):
+            vals = [rat.get((jdk, w, pat % iv), {}) for _, pat in cols]
+            if not any(v.get("fidelity") for v in vals):
+                continue
+            cells = []
+            for v in vals:
+                f = v.get("fidelity")
+                cells.append("%.3f [%.3f, %.3f]" % (statistics.median(f), min(f), max(f)) if f else "-")
+            p2 = vals[0].get("fidelity") if cols and cols[0][0] == "profile2" else None
+            ok = ("yes" if statistics.median(p2) >= 0.95 else "no") if p2 else "-"
+            print("| %s | %s | %s | %s |" % (w, label, " | ".join(cells), ok))
 
 
 def agreement_tables(out):
