@@ -13,6 +13,9 @@
  * ASGST_RunWithIterator on a copied ucontext whose rip/rsp/rbp are replaced.
  * The callback walks, rewinds, walks again, peeks with ASGST_State, passes a
  * NULL frame, and asks for the method information of the frames it gets.
+ * Every other walk through a ucontext, the controls included, is an
+ * incremental one (profile2_run_with_iterator_cached with its thread's walk
+ * cache): corrupted contexts and mutated stacks meet records of real walks.
  *
  * What fails the test:
  *   - a crash (the JVM dies);
@@ -130,6 +133,7 @@ struct slot {
   atomic_ullong in[IN_COUNT];          /* the input of the walk in flight */
 };
 static struct slot slots[MAX_SLOTS];
+static profile2_walk_cache *slot_cache[MAX_SLOTS]; /* a walk cache per thread */
 
 #define MAX_REGISTERED 16
 static atomic_int registered[MAX_REGISTERED];
@@ -597,14 +601,16 @@ static void run_walk(struct sig *s, const struct input *in, struct walk_ctx *c) 
     atomic_store(&sl->walking, 1);
   }
   int ret;
+  /* Every other ucontext walk incremental (NULL cache: a plain walk). */
+  profile2_walk_cache *cache = sl != NULL && (atomic_load(&sl->walk_seq) & 1) ? slot_cache[sl - slots] : NULL;
   if (in->mode == M_CONTROL) {
-    ret = ASGST_RunWithIterator(s->uc, in->options, on_iterator, c);
+    ret = profile2_run_with_iterator_cached(s->uc, in->options, cache, on_iterator, c);
   } else if (in->entry) {
     memcpy(&copy, s->uc, sizeof copy);
     copy.uc_mcontext.gregs[REG_RIP] = (greg_t)in->pc;
     copy.uc_mcontext.gregs[REG_RSP] = (greg_t)in->sp;
     copy.uc_mcontext.gregs[REG_RBP] = (greg_t)in->fp;
-    ret = ASGST_RunWithIterator(&copy, in->options, on_iterator, c);
+    ret = profile2_run_with_iterator_cached(&copy, in->options, cache, on_iterator, c);
   } else {
     ret = ASGST_RunWithIteratorFromFrame((void *)in->sp, (void *)in->fp, (void *)in->pc, in->options,
                                          on_iterator, c);
@@ -1315,6 +1321,19 @@ JNIEXPORT jint JNICALL Java_WalkFuzzFixture_report(JNIEnv *env, jclass c) {
            ctl_end0, ctl_walks, atomic_load(&stats[M_CONTROL].deep), ctl);
     rc = 1;
   }
+  PROFILE2_WalkCacheStats cs;
+  unsigned long long cw = 0, cr = 0, cf = 0, crej = 0;
+  for (int i = 0; i < MAX_SLOTS; i++) {
+    profile2_walk_cache_stats(slot_cache[i], &cs);
+    cw += cs.walks, cr += cs.reused_walks, cf += cs.reused_frames, crej += cs.rejected;
+  }
+  printf("walk-fuzz: incremental walks: %llu with a cache, %llu reused a record (%llu frames), %llu records "
+         "rejected (a word changed)\n",
+         cw, cr, cf, crej);
+  if (cr == 0) {
+    printf("FAIL: no incremental walk reused a record: the caches were not exercised\n");
+    rc = 1;
+  }
   printf("walk-fuzz: %s (%ld walks, %ld hangs, %ld violations, 0 crashes)\n", rc ? "FAIL" : "PASS", walks, hangs,
          v_total);
   fflush(stdout);
@@ -1354,6 +1373,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
     fprintf(stderr, "walk-fuzz: profile2 does not support this JVM\n");
     exit(4);
   }
+  for (int i = 0; i < MAX_SLOTS; i++)
+    if ((slot_cache[i] = profile2_walk_cache_create(256)) == NULL) exit(4);
   jclass k = (*env)->FindClass(env, "WalkFuzzFixture");
   callback_id = k ? (*env)->GetStaticMethodID(env, k, "callback", "(IJ)J") : NULL;
   if (callback_id == NULL) {
