@@ -3,7 +3,7 @@
  * stacks are deep, so that a walk reuses the part of the previous one that
  * did not change (profile2.h, profile2_walk_cache_create).
  *
- * A cache costs ~190 bytes a frame of its capacity, so only threads whose
+ * A cache costs ~230 bytes a frame of its capacity, so only threads whose
  * walks reach MIN_FRAMES get one, sized to twice their depth (at most the
  * session's depth). The handler asks (p2_walk_caches_want); the aggregator
  * allocates between passes (p2_walk_caches_grant). A cache that turns out

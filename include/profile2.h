@@ -751,7 +751,7 @@ PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
  * nested signal) walks in full without it.
  *
  * profile2_walk_cache_create: a cache for walks of up to max_frames frames
- * (1 .. 65536; about 190 bytes a frame), NULL when out of memory or on a
+ * (1 .. 65536; about 230 bytes a frame, plus 20 KB), NULL when out of memory or on a
  * bad max_frames. Context: Anywhere (allocates; not in a signal handler). */
 typedef struct profile2_walk_cache profile2_walk_cache;
 PROFILE2_API profile2_walk_cache *profile2_walk_cache_create(int max_frames);

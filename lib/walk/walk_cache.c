@@ -7,9 +7,9 @@
 
 /* Boundaries per yielded frame: stubs, call stubs and unreported native
  * frames are boundaries that yield nothing. Words read per boundary: an
- * interpreted frame's step and slots take 6, a compiled frame's 2. */
+ * interpreted frame's step and slots take 5, a compiled frame's 2. */
 #define EXTRA_PHYS 64
-#define READS_PER_PHYS 8
+#define READS_PER_PHYS 6
 
 struct p2_walk_cache *p2_walk_cache_create(int max_frames) {
   if (max_frames < 1 || max_frames > (1 << 16)) return NULL;
