@@ -60,18 +60,6 @@ void p2_lost_take(struct p2_lost_batch *b) {
   p2_threads_unlock();
 }
 
-void p2_lost_record(struct p2_lost_batch *b, struct p2_aggregator *agg) {
-  for (size_t i = 0; i < b->n; i++) {
-    struct p2_record r;
-    memset(&r, 0, sizeof r);
-    r.tid = b->v[i].tid;
-    r.flags = P2_REC_LOST;
-    r.weight = b->v[i].weight;
-    p2_agg_record(agg, &r);
-  }
-  b->n = 0;
-}
-
 void p2_lost_free(struct p2_lost_batch *b) {
   free(b->v);
   *b = (struct p2_lost_batch){0};

@@ -7,9 +7,9 @@
  * Dropped, that weight would leave its thread's share of the profile short
  * (an aggregator held up for seconds on a loaded machine filled the arenas:
  * every thread of a wall session then had three quarters of its time).
- * Here it becomes one stack-less sample per thread under "[lost]"
- * (P2_REC_LOST), so a thread's samples still add up to its time and the
- * summary's "lost" line says why.
+ * The session turns it into one stack-less sample per thread under
+ * "[lost]" (P2_REC_LOST, session.c), so a thread's samples still add up to
+ * its time and the summary's "lost" line says why.
  *
  * Taking happens under the registry mutex, recording under the profile
  * lock, which comes after it in the agent's lock order: a batch carries the
@@ -24,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/aggregate.h"
 #include "agent/threads.h"
 
 struct p2_lost_entry {
@@ -48,10 +47,6 @@ void p2_lost_add(struct p2_thread *t, uint64_t weight);
  * mutex, when no weight was added since the last take. Otherwise takes the
  * registry mutex: the caller must not hold it, nor the profile lock. */
 void p2_lost_take(struct p2_lost_batch *b);
-
-/* Add b's weights to the tree as [lost] samples and empty b (its memory is
- * kept for the next take). Caller holds the profile lock. */
-void p2_lost_record(struct p2_lost_batch *b, struct p2_aggregator *agg);
 
 void p2_lost_free(struct p2_lost_batch *b);
 

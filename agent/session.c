@@ -248,6 +248,21 @@ static void note_pass(struct p2_pass_time *p, uint64_t ns) {
     atomic_store_explicit(&p->longest_ns, ns, memory_order_relaxed);
 }
 
+/* The weight taken from the threads' lost weight (lost.h) as one
+ * stack-less [lost] sample per thread; b is emptied (its memory kept for
+ * the next take). Caller holds the profile lock. */
+static void record_lost(struct p2_lost_batch *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    struct p2_record r;
+    memset(&r, 0, sizeof r);
+    r.tid = b->v[i].tid;
+    r.flags = P2_REC_LOST;
+    r.weight = b->v[i].weight;
+    p2_agg_record(&s.agg, &r);
+  }
+  b->n = 0;
+}
+
 static void *aggregator_main(void *arg) {
   (void)arg;
   uint64_t last_rescan = 0;
@@ -260,7 +275,7 @@ static void *aggregator_main(void *arg) {
     p2_walk_caches_grant(s.opt.depth);
     pthread_mutex_lock(&profile_lock);
     collect();
-    p2_lost_record(&lost, &s.agg);
+    record_lost(&lost);
     pthread_mutex_unlock(&profile_lock);
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     note_pass(&s.pass_collect, now - t0);
@@ -475,7 +490,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   p2_lost_take(&lost);
   pthread_mutex_lock(&profile_lock);
   collect();
-  p2_lost_record(&lost, &s.agg);
+  record_lost(&lost);
   p2_lost_free(&lost);
   p2_sampler_stats(&ss);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
