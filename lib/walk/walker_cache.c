@@ -48,7 +48,8 @@ P2_AS_SAFE static void spill(struct p2_walker *w) {
 
 /* The walker's state at a boundary: what its future depends on besides
  * memory (the other fields are either set before use by the decoding of
- * this frame, or matter only for the top frame, which the flag keeps apart). */
+ * this frame, or matter only for the top Java frame, which the flag keeps
+ * apart). */
 P2_AS_SAFE static void make_key(const struct p2_walker *w, bool native, struct p2_walk_key *k) {
   memset(k, 0, sizeof *k);
   if (native) {
@@ -69,7 +70,11 @@ P2_AS_SAFE static void make_key(const struct p2_walker *w, bool native, struct p
     k->usp = w->usp;
     k->flags = w->after_leaf ? P2_KEY_AFTER_LEAF : 0;
   }
-  if (w->top) k->flags |= P2_KEY_TOP;
+  /* A Java frame decodes differently at the top (its pc may be anywhere in
+   * its code). A native frame does not: the first one's exact pc is in
+   * the key, and the walker keeps `top` set through a whole run it starts
+   * in, which says nothing about the frames below the first. */
+  if (w->top && !native) k->flags |= P2_KEY_TOP;
 }
 
 /* Boundary i of the record matched and is unchanged: put this walk's staged
@@ -116,7 +121,7 @@ P2_AS_SAFE bool p2_wc_frame_boundary(struct p2_walker *w, bool native) {
   }
   struct p2_walk_key k;
   make_key(w, native, &k);
-  if (w->cmode == CACHE_STAGE && !w->top) {
+  if (w->cmode == CACHE_STAGE && !(k.flags & P2_KEY_TOP)) {
     /* A Java thread's stack bounds are HotSpot's; between the walk's start
      * and the base the stack is mapped while the thread runs (it walks
      * itself). A native-only walk's bounds are a guess: no plain loads. */
