@@ -14,11 +14,18 @@ static atomic_bool wanted;
  * can run (p2_walk_caches_free_all). */
 static struct retired {
   profile2_walk_cache *c;
+  uint32_t frames;
   struct retired *next;
 } *retired;
 static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static int grant_max = 2048;
 static atomic_ulong alloc_failures;
+/* Frames of capacity allocated, and the most the agent gives all caches
+ * together: ~64 MiB at ~230 bytes a frame (a server with hundreds of
+ * threads 300 frames deep would otherwise hold ~100 MB). Past it, a
+ * thread's walks stay full walks (counted as not allocated). */
+#define TOTAL_FRAMES_MAX (280u * 1024)
+static uint32_t total_frames;
 
 profile2_walk_cache *p2_walk_caches_of(struct p2_thread *t) {
   return t != NULL ? atomic_load_explicit(&t->walk_cache, memory_order_acquire) : NULL;
@@ -43,11 +50,11 @@ static void grant_one(struct p2_thread *t, void *arg) {
   if (want == 0) return;
   if (want > (uint32_t)grant_max) want = (uint32_t)grant_max;
   if (atomic_load(&t->walk_cache) != NULL && want <= atomic_load(&t->walk_cache_frames)) return;
-  profile2_walk_cache *c = profile2_walk_cache_create((int)want);
+  profile2_walk_cache *c = total_frames + want <= TOTAL_FRAMES_MAX ? profile2_walk_cache_create((int)want) : NULL;
   if (c == NULL) {
     if (atomic_fetch_add(&alloc_failures, 1) == 0)
-      p2_log_error("cannot allocate a walk cache of %u frames: that thread's walks stay full walks (further "
-                   "failures are only counted)", want);
+      p2_log_error("cannot allocate a walk cache of %u frames (%u frames allocated): that thread's walks stay "
+                   "full walks (further failures are only counted)", want, total_frames);
     return;
   }
   struct retired *r = malloc(sizeof *r);
@@ -55,7 +62,9 @@ static void grant_one(struct p2_thread *t, void *arg) {
     profile2_walk_cache_destroy(c);
     return;
   }
+  total_frames += want;
   /* capacity first: a handler that sees the new cache sees its size */
+  uint32_t old_frames = atomic_load(&t->walk_cache_frames);
   atomic_store(&t->walk_cache_frames, want);
   profile2_walk_cache *old = atomic_exchange(&t->walk_cache, c);
   if (old == NULL) {
@@ -63,7 +72,7 @@ static void grant_one(struct p2_thread *t, void *arg) {
     return;
   }
   pthread_mutex_lock(&retired_lock);
-  *r = (struct retired){old, retired};
+  *r = (struct retired){old, old_frames, retired};
   retired = r;
   pthread_mutex_unlock(&retired_lock);
 }
@@ -121,6 +130,7 @@ void p2_walk_caches_free_retired(void) {
   while (r != NULL) {
     struct retired *next = r->next;
     profile2_walk_cache_destroy(r->c);
+    total_frames -= r->frames; /* the aggregator has stopped: no grant races */
     free(r);
     r = next;
   }
