@@ -617,9 +617,11 @@ PROFILE2_API int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, v
  * values). The addition and the drain's read of the arg are atomic with
  * respect to each other, so every added amount reaches the element's
  * handler or is in a new element: none is lost, none is counted in
- * late_updates. Once its handler has run, an element's arg no longer holds
- * the value handed to it. A full queue refuses the sample even when it
- * equals the youngest element.
+ * late_updates. Only elements this function queued are added to (an
+ * element of ASGST_Enqueue or profile2_enqueue_or_match is not: a new one
+ * is queued); once their handler has run, their arg no longer holds the
+ * value handed to it. A full queue refuses the sample even when it equals
+ * the youngest element.
  * Context: AS-Safe, as ASGST_Enqueue. */
 PROFILE2_API int profile2_enqueue_or_add(ASGST_Queue *queue, void *ucontext, void *argument, uintptr_t add);
 

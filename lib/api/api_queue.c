@@ -131,9 +131,13 @@ enum fold { FOLD_NONE, FOLD_MATCH, FOLD_ADD };
 /* Add `add` to the arg of the youngest element, last, unless its drain has
  * taken the arg (P2_ARG_TAKEN, drainer.c): one compare-exchange decides
  * whether the element's handler gets the sum or the caller queues anew.
- * Called while holding the reservation, so no resize moves last meanwhile
- * and no other producer reuses its slot. Context: AS-Safe. */
+ * Only into an element queued by profile2_enqueue_or_add: the drain takes
+ * the args of those alone by the exchange (other callers may read their
+ * element's arg after a drain took it). Called while holding the
+ * reservation, so no resize moves last meanwhile and no other producer
+ * reuses its slot. Context: AS-Safe. */
 P2_AS_SAFE static bool fold_add(struct p2_capture *last, uintptr_t add) {
+  if (!last->add_arg) return false;
   uintptr_t *a = (uintptr_t *)(void *)&last->elem.arg;
   uintptr_t old = __atomic_load_n(a, __ATOMIC_ACQUIRE);
   do {
@@ -185,6 +189,7 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
     }
   }
   c->elem.arg = argument;
+  c->add_arg = fold == FOLD_ADD;
   /* Refused when the queue was sealed (deregistration, VM death) since the
    * reserve: its last drain will not see this element, so it is not
    * queued, and the caller learns so. */

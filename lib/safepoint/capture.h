@@ -52,6 +52,10 @@ struct p2_capture {
   uint64_t unload_gen;     /* p2_unload_generation() before the walk */
   int16_t nframes;
   int16_t first_java;      /* index of the first Java frame */
+  /* queued by profile2_enqueue_or_add: its arg is a count that later
+   * samples add to, and the drain takes it by an exchange (drainer.c);
+   * other elements' args are the caller's and are only read */
+  bool add_arg;
   struct p2_cframe frames[];
 };
 

@@ -209,14 +209,19 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
       enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? &live : NULL, q->options);
       atomic_fetch_add(o == P2_SPLICED ? &q->spliced : o == P2_COMPLETE ? &q->complete : &q->stale, 1);
       /* The producer may still fold samples into this element's arg
-       * (compression): taken by an exchange, so that profile2_enqueue_or_add
-       * either lands before it or sees P2_ARG_TAKEN and queues anew. A
-       * plain store into the arg (profile2_enqueue_or_match's caller) after
-       * this is a late update: its weight never reaches the handler. */
-      void *arg = (void *)__atomic_exchange_n((uintptr_t *)(void *)&c->elem.arg, P2_ARG_TAKEN, __ATOMIC_ACQ_REL);
-      q->fun(&it, q->arg, arg);
+       * (compression). An element of profile2_enqueue_or_add: its arg is
+       * taken by an exchange, so that an addition either lands before it
+       * or sees P2_ARG_TAKEN and queues anew. Any other: read as late as
+       * here, which gives a racing store by profile2_enqueue_or_match's
+       * caller the whole drain to land (after the handler read it, it is a
+       * late update: its weight never reaches the handler); its caller may
+       * still read the arg, so it is left as it is. */
+      uintptr_t *ap = (uintptr_t *)(void *)&c->elem.arg;
+      uintptr_t arg = c->add_arg ? __atomic_exchange_n(ap, P2_ARG_TAKEN, __ATOMIC_ACQ_REL)
+                                 : __atomic_load_n(ap, __ATOMIC_ACQUIRE);
+      q->fun(&it, q->arg, (void *)arg);
       if (it.error == P2_ECODEGONE) atomic_fetch_add(&q->code_gone, 1);
-      if (__atomic_load_n((uintptr_t *)(void *)&c->elem.arg, __ATOMIC_ACQUIRE) != P2_ARG_TAKEN)
+      if (__atomic_load_n(ap, __ATOMIC_ACQUIRE) != (c->add_arg ? P2_ARG_TAKEN : arg))
         atomic_fetch_add(&q->late_updates, 1);
     }
     run_processing_handler(q, &q->end, live_ok);
