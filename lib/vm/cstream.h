@@ -33,4 +33,12 @@ uint8_t p2_cstream_byte(struct p2_cstream *s);
 uint32_t p2_cstream_uint(struct p2_cstream *s);
 int32_t p2_cstream_int(struct p2_cstream *s);
 
+/* n unsigned compressed ints into v[0..n). Where they all lie in the 8
+ * bytes at the stream's position, read with one fault-tolerant load (which
+ * may touch bytes past end, but only in a 4 KiB page that holds bytes of the
+ * stream, so it cannot fault where byte loads would not); else byte by byte,
+ * as p2_cstream_uint. Returns 0 or the stream's error.
+ * Context: AS-Safe. */
+int p2_cstream_uints(struct p2_cstream *s, uint32_t *v, int n);
+
 #endif

@@ -56,6 +56,22 @@ P2_AS_SAFE static int read_debug_info(const void *nm, struct debug_info *d) {
   return 0;
 }
 
+/* pc_offset and scope_decode_offset of the PcDesc at desc: one load where
+ * they lie side by side (JDK 17 and 25, code/pcDesc.hpp), else two. */
+P2_AS_SAFE static int read_pcdesc(const char *desc, int32_t *off, int32_t *scope) {
+  const struct p2_hs *h = &p2_hs;
+  if (h->pcdesc_scope_offset == h->pcdesc_pc_offset + 4) {
+    uint64_t w;
+    int rc = p2_safe_load_u64(p2_addr(desc, h->pcdesc_pc_offset), &w);
+    if (rc != 0) return rc;
+    *off = (int32_t)(uint32_t)w; /* little-endian: the first field is the low half */
+    *scope = (int32_t)(uint32_t)(w >> 32);
+    return 0;
+  }
+  int rc = p2_safe_i32(desc, h->pcdesc_pc_offset, off);
+  return rc != 0 ? rc : p2_safe_i32(desc, h->pcdesc_scope_offset, scope);
+}
+
 P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void *pc, bool exact,
                               struct p2_scope_cursor *out) {
   const struct p2_hs *h = &p2_hs;
@@ -66,23 +82,23 @@ P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void
   long n = (d.pcs_end - d.pcs_begin) / h->pcdesc_sizeof;
   if (n <= 0 || n > MAX_PCDESCS) return P2_EINCONSISTENT;
   /* PcDescs are sorted by pc_offset: binary search for the first whose
-   * pc_offset >= target. */
+   * pc_offset >= target. Each probe reads the scope offset too, so the
+   * PcDesc found needs no further read. */
   long lo = 0, hi = n;
+  int32_t off = 0, scope = 0;
   while (lo < hi) {
     long mid = lo + (hi - lo) / 2;
-    int32_t off;
-    if ((rc = p2_safe_i32(d.pcs_begin + mid * h->pcdesc_sizeof, h->pcdesc_pc_offset, &off)) != 0) return rc;
-    if (off < target)
+    int32_t o, sc;
+    if ((rc = read_pcdesc(d.pcs_begin + mid * h->pcdesc_sizeof, &o, &sc)) != 0) return rc;
+    if (o < target) {
       lo = mid + 1;
-    else
+    } else {
       hi = mid;
+      off = o;
+      scope = sc;
+    }
   }
   if (lo >= n) return exact ? P2_EINCONSISTENT : 1;
-  const char *desc = d.pcs_begin + lo * h->pcdesc_sizeof;
-  int32_t off, scope;
-  if ((rc = p2_safe_i32(desc, h->pcdesc_pc_offset, &off)) != 0 ||
-      (rc = p2_safe_i32(desc, h->pcdesc_scope_offset, &scope)) != 0)
-    return rc;
   if (exact && off != target) return P2_EINCONSISTENT;
   if (scope <= 0) return exact ? P2_EINCONSISTENT : 1; /* no debug info at this pc */
   out->nm = nm;
@@ -99,14 +115,13 @@ P2_AS_SAFE int p2_scopes_next(struct p2_scope_cursor *c, void **method, int32_t 
   struct p2_cstream s;
   p2_cstream_init(&s, c->scopes_begin + c->next_offset, c->scopes_end);
   /* ScopeDesc::decode_body: sender offset, method index, bci. */
-  int32_t sender = (int32_t)p2_cstream_uint(&s);
-  int32_t index = (int32_t)p2_cstream_uint(&s);
-  int32_t raw_bci = (int32_t)p2_cstream_uint(&s);
-  if (s.err) return s.err;
+  uint32_t v[3];
+  int rc = p2_cstream_uints(&s, v, 3);
+  if (rc != 0) return rc;
+  int32_t sender = (int32_t)v[0], index = (int32_t)v[1], raw_bci = (int32_t)v[2];
   if (index <= 0 || index > 1 << 20) return P2_EINCONSISTENT;
   void *m;
-  int rc = p2_safe_load_u64(&c->metadata[index - 1], (uint64_t *)&m);
-  if (rc != 0) return rc;
+  if ((rc = p2_safe_load_u64(&c->metadata[index - 1], (uint64_t *)&m)) != 0) return rc;
   if (m == NULL) return P2_EINCONSISTENT;
   *method = m;
   /* -1 is the method's entry (InvocationEntryBci, e.g. C1's counter
