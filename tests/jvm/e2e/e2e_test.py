@@ -439,7 +439,14 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     info("%s tid=%d: CPU %.3f s, %d samples, weight %d intervals, %.1f %% of the profile; "
          "wall x 1 thread / interval would be %.0f" % (name, tid, cpu_ns / 1e9, samples, weight, share,
                                                        r.wall * 1e9 / interval_ns))
-    check(cpu_ns >= 2e9, "%s: the busy thread used %.2f s of CPU (at least 2 s: CPU-bound)" % (label, cpu_ns / 1e9))
+    # Enough CPU time for the rate check below to mean something: 1 s is
+    # 1,000 intervals at 1 ms (sampling noise ~3 % against its 20 %). Measured
+    # (clean-clone .ci/run, 2026-11-28): ant's main 2.00 s, javac 2.04-2.44,
+    # xslt 2.56-2.75, sql 2.64-2.94, clojure 2.74-3.26; the limit is half the
+    # smallest. It was 2 s, which ant's main (its CPU time is the compiler's
+    # work plus the profiler's handlers) missed by 2 ms in that run.
+    check(cpu_ns >= 1e9, "%s: the busy thread used %.2f s of CPU (at least 1 s: enough for the rate check)"
+          % (label, cpu_ns / 1e9))
     check(abs(weight - expected) <= 0.2 * expected,
           "%s: %s has %d intervals of samples for %.0f expected (CPU %.3f s / %s; %+.1f %%, within 20 %%)"
           % (label, name, weight, expected, cpu_ns / 1e9, a.interval, 100 * (weight - expected) / expected))
