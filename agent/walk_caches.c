@@ -11,7 +11,7 @@
 static atomic_bool wanted;
 /* Caches replaced by larger ones: a handler that loaded the pointer before
  * the swap may still walk with one, so they are freed only when no handler
- * can run (p2_walk_caches_free_all). */
+ * can run (p2_walk_caches_free_retired). */
 static struct retired {
   profile2_walk_cache *c;
   uint32_t frames;
