@@ -500,7 +500,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     }
     return 2;
   }
-  if (p2_wc_frame_boundary(w, true)) return 3;
+  if (p2_wc_recording(w) && p2_wc_frame_boundary(w, true)) return 3;
   if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
     f->type = ASGST_FRAME_NON_JAVA;
     f->pc = (void *)n->pc;
@@ -538,7 +538,14 @@ P2_AS_SAFE const char *p2_walker_code_name(const struct p2_walker *w) {
 /* A frame of the walk cache's record (walker_cache.h): copied, nothing to
  * decode; the common case of an incremental walk, kept short. */
 P2_AS_SAFE static int replay_next(struct p2_walker *w, ASGST_Frame *f) {
-  if (P2_UNLIKELY(w->rp >= w->rp_end)) return p2_wc_replay_end(w, f);
+  if (P2_UNLIKELY(w->rp >= w->rp_end)) {
+    /* past the record's last frame: the walk ends as any does */
+    p2_wc_cache_off(w);
+    w->state = 0;
+    clear_frame(f);
+    w->code_pc = NULL;
+    return 0;
+  }
   const struct p2_cached_frame *e = &w->cache->out[w->rp++];
   *f = e->f;
   w->code_pc = e->code_pc;
@@ -581,12 +588,12 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
         w->in_scopes = false;
         w->advance_pending = true;
       }
-      return p2_wc_yielded(w, f);
+      return p2_wc_recording(w) ? p2_wc_yielded(w, f) : 1;
     }
     if (w->native) {
       int rc = native_next(w, f);
       if (rc == 3) continue;
-      if (rc == 1) return p2_wc_yielded(w, f);
+      if (rc == 1) return p2_wc_recording(w) ? p2_wc_yielded(w, f) : 1;
       if (rc <= 0) {
         w->state = rc;
         continue;
@@ -603,9 +610,9 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
       }
     }
     if (w->snap != NULL) *w->snap = *w;
-    if (p2_wc_frame_boundary(w, false)) continue;
+    if (p2_wc_recording(w) && p2_wc_frame_boundary(w, false)) continue;
     int rc = decode(w, f);
-    if (rc == 1) return p2_wc_yielded(w, f);
+    if (rc == 1) return p2_wc_recording(w) ? p2_wc_yielded(w, f) : 1;
     if (rc == 2) {
       clear_frame(f);
       continue;

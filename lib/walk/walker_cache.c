@@ -186,16 +186,6 @@ P2_AS_SAFE void p2_wc_walk_ended(struct p2_walker *w) {
   p2_wc_cache_off(w);
 }
 
-P2_AS_SAFE int p2_wc_replay_end(struct p2_walker *w, ASGST_Frame *f) {
-  p2_wc_cache_off(w);
-  w->state = 0;
-  memset(f, 0, sizeof *f);
-  f->comp_level = -1;
-  f->bci = -1;
-  w->code_pc = NULL;
-  return 0;
-}
-
 P2_AS_SAFE void p2_walker_use_cache(struct p2_walker *w, struct p2_walk_cache *c) {
   p2_wc_cache_off(w);
   w->cache = NULL;

@@ -15,6 +15,13 @@
  * record's frames. */
 enum p2_cache_mode { CACHE_OFF = 0, CACHE_STAGE, CACHE_RECORD, CACHE_REPLAY };
 
+/* Whether the walk records (the hooks below do nothing otherwise: the
+ * walker tests this inline, so that a walk without a cache pays no call
+ * per frame). Context: AS-Safe. */
+static inline bool p2_wc_recording(const struct p2_walker *w) {
+  return w->cmode == CACHE_STAGE || w->cmode == CACHE_RECORD;
+}
+
 /* Stop recording and replaying. Context: AS-Safe. */
 void p2_wc_cache_off(struct p2_walker *w);
 
@@ -32,8 +39,5 @@ int p2_wc_yielded(struct p2_walker *w, const ASGST_Frame *f);
  * the record. Context: AS-Safe. */
 void p2_wc_walk_ended(struct p2_walker *w);
 
-/* In mode REPLAY, past the record's last frame: the walk ends (0, *f
- * cleared as at any end). Context: AS-Safe. */
-int p2_wc_replay_end(struct p2_walker *w, ASGST_Frame *f);
 
 #endif
