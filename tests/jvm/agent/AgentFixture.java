@@ -1,12 +1,16 @@
 /* A program whose profile is known by construction, for the agent's tests
  * (agent_test.py).
  *
- * Thread "worker" repeats slices of 20.4 ms of its own CPU time: 15.3 ms
- * spinning in hotA, then 5.1 ms in coldB, so a CPU profile has hotA in 75 % of
- * the worker's samples and coldB in 25 %. The slices are measured in the
+ * Thread "worker" repeats slices of its own CPU time: 3u ms spinning in hotA,
+ * then u ms in coldB, u drawn anew for each slice between 3.4 and 6.8 ms (mean
+ * 5.1), so a CPU profile has hotA in 75 % of the worker's samples and coldB in
+ * 25 %. The slices vary so that no sampling period is commensurate with them:
+ * with a fixed 20.4 ms slice, a timer that fell behind to one signal per
+ * ~13.6 ms (each carrying its overrun) sampled only three phases, all in
+ * hotA, and the share came out at 90 %. The slices are measured in the
  * thread's CPU time, not in wall time: on a loaded machine a wall-time slice
  * holds whatever CPU the scheduler gave it (shares of 48 % and 89 % were seen
- * with other builds running), a CPU-time slice always holds 15.3 ms. Thread "sleeper" sleeps 5 ms at a time: a wall-clock
+ * with other builds running), a CPU-time slice always holds its length. Thread "sleeper" sleeps 5 ms at a time: a wall-clock
  * profile has it as [sleeping] about as often as the worker is sampled; a
  * CPU profile has it (almost) never. The lines marked HOT-LINE / COLD-LINE
  * are where the samples of hotA / coldB fall (the test reads the markers).
@@ -57,12 +61,13 @@ public class AgentFixture {
 
     static void worker() {
         long x = 1;
+        /* A fixed seed: every run draws the same slices. */
+        java.util.SplittableRandom slices = new java.util.SplittableRandom(20_400L);
         while (!stop && cpuNanos() < workerCpuLimit) {
             long t = cpuNanos();
-            /* 15.3 + 5.1 ms: a period that is no multiple of the kernel's
-             * tick, so that tick-driven timers (itimer) sample every phase. */
-            x = hotA(x, t + 15_300_000L);
-            x = coldB(x, t + 20_400_000L);
+            long u = slices.nextLong(3_400_000L, 6_800_001L);
+            x = hotA(x, t + 3 * u);
+            x = coldB(x, t + 4 * u);
         }
         sink = x;
         workerCpu = cpuNanos();

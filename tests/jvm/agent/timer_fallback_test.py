@@ -144,15 +144,15 @@ def check_cpu_run(label, refusal, interval_s, res, col, txt):
     check_reason(label, refusal, engine)
     at.check(scans > 0 and most == 0, "%s: no perf_event descriptor in the JVM (%d scans)" % (label, scans))
     stacks = at.read_collapsed(col)
-    at.check_hot_share(stacks, label, tolerance=SHARE_TOL)
+    sig = re.match(r"(\d+) signals handled, weight (\d+)", at.summary_value(summary, "samples"))
+    signals, weight = (int(sig.group(1)), int(sig.group(2))) if sig else (0, 0)
+    at.check_hot_share(stacks, label, tolerance=SHARE_TOL, signals=signals if sig else None)
     m = re.search(r"^worker cpu ns (\d+)$", so, re.M)
     if not at.check(m is not None, "%s: the fixture printed the worker's CPU time" % label):
         return
     worker_cpu = int(m.group(1)) / 1e9
     worker = at.weight(stacks, at.has("AgentFixture.worker")) * interval_s
     total = at.weight(stacks, lambda f: True) * interval_s
-    sig = re.match(r"(\d+) signals handled, weight (\d+)", at.summary_value(summary, "samples"))
-    signals, weight = (int(sig.group(1)), int(sig.group(2))) if sig else (0, 0)
     print("      figures %s: worker %.3f s sampled / %.3f s CPU = %.4f; process %.3f s sampled / %.3f s CPU = %.4f; "
           "%d signals, weight %d (%.2f per signal); lost: %s; throttled: %d"
           % (label, worker, worker_cpu, worker / worker_cpu, total, cpu, total / cpu if cpu else 0, signals, weight,
