@@ -4,10 +4,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <profile2.h>
 
+#include "agent/latency.h"
 #include "agent/log.h"
 #include "agent/methods.h"
 #include "agent/records.h"
@@ -18,7 +20,14 @@
  * state. Compression adds weights (same state only). */
 #define STATE_BITS 4
 #define STATE_MASK ((1u << STATE_BITS) - 1)
-#define DEFAULT_QUEUE 64
+/* 64 frames below the first Java frame: javac's elements were stale (none
+ * of their frames live at the drain) in 57 % of cases with the library's
+ * default 16, 1.3 % with 64 (bench/RESULTS.md, "Queue latency and stale
+ * elements"). Queues of 16 such elements hold less than 64 of 16 did, and
+ * the drainer empties them every millisecond while samples arrive; a queue
+ * that overflows doubles at its next drain. */
+#define DEFAULT_CAPTURE 64
+#define DEFAULT_QUEUE 16
 #define MAX_QUEUE 4096
 
 static JavaVM *the_vm;
@@ -32,6 +41,14 @@ static struct {
 
 /* Drain-side counters (the signal side counts in the sampler). */
 static atomic_ulong stale, drained, code_gone, errors;
+/* From each element's signal to its handler (issue 15's latency). */
+static struct p2_latency latency;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void p2_sampler_queue_set_vm(JavaVM *vm) { the_vm = vm; }
 
@@ -42,6 +59,8 @@ bool p2_sampler_queue_supported(void) { return (ASGST_Capabilities() & ASGST_REG
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   uint32_t tid = (uint32_t)(uintptr_t)queue_arg;
   uintptr_t packed = (uintptr_t)arg;
+  uint64_t captured = (uint64_t)profile2_iterator_capture_time(it), now = now_ns();
+  if (captured != 0) p2_latency_add(&latency, now > captured ? (now - captured) / 1000 : 0);
   size_t cap = (size_t)sq.depth;
   struct p2_record *r = malloc(sizeof *r + cap * sizeof r->frames[0]);
   if (r == NULL) {
@@ -101,10 +120,15 @@ int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg
   sq.size = o->queue_size > 0 ? o->queue_size : DEFAULT_QUEUE;
   sq.depth = o->depth;
   sq.options = (o->cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0) |
-               (o->capture >= 0 ? PROFILE2_QUEUE_CAPTURE(o->capture) : 0);
+               PROFILE2_QUEUE_CAPTURE(o->capture >= 0 ? o->capture : DEFAULT_CAPTURE);
   /* Queues of earlier sessions (attach, stop, attach again) are in the
    * totals: count from here. */
   profile2_queue_totals(&sq.base);
+  p2_latency_reset(&latency);
+  atomic_store(&stale, 0);
+  atomic_store(&drained, 0);
+  atomic_store(&code_gone, 0);
+  atomic_store(&errors, 0);
   atomic_store(&sq.active, true);
   return 0;
 }
@@ -177,6 +201,13 @@ void p2_sampler_queue_stats(unsigned long *out_drained, unsigned long *out_stale
   *out_stale = atomic_load(&stale);
   *out_code_gone = atomic_load(&code_gone);
   *out_errors = atomic_load(&errors);
+}
+
+void p2_sampler_queue_latency(uint64_t *p50_us, uint64_t *p99_us, uint64_t *max_us, unsigned long *count) {
+  *p50_us = p2_latency_quantile(&latency, 0.50);
+  *p99_us = p2_latency_quantile(&latency, 0.99);
+  *max_us = atomic_load(&latency.max_us);
+  *count = atomic_load(&latency.count);
 }
 
 _Static_assert(sizeof(PROFILE2_QueueStats) % sizeof(jlong) == 0, "PROFILE2_QueueStats holds jlong counters only");

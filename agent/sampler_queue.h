@@ -48,6 +48,11 @@ void p2_sampler_queue_thread_end(struct p2_thread *t);
 void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsigned long *code_gone,
                             unsigned long *errors);
 
+/* How long after its signal each element drained since start reached its
+ * handler: median, 99th percentile (each to 12.5 %, agent/latency.h), the
+ * longest, and how many. Context: Anywhere. */
+void p2_sampler_queue_latency(uint64_t *p50_us, uint64_t *p99_us, uint64_t *max_us, unsigned long *count);
+
 /* The library's queue counters for this session (profile2_queue_totals
  * since p2_sampler_queue_start): the queue-level refusals and losses of
  * the summary. Context: Anywhere (not in a signal handler). */

@@ -345,6 +345,12 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              "%lu drained: %lu stale (under [stale]), %lu with freed code",
              (unsigned long long)ss->enqueued, (unsigned long long)ss->compressed,
              (unsigned long long)ss->fallback, drained, stale, gone);
+    uint64_t p50, p99, longest;
+    unsigned long timed;
+    p2_sampler_queue_latency(&p50, &p99, &longest, &timed);
+    add_stat(st, &n, max, "queue latency",
+             "signal to handler, per element: median %.2f ms, 99th percentile %.2f ms, longest %.2f ms (%lu elements)",
+             (double)p50 / 1e3, (double)p99 / 1e3, (double)longest / 1e3, timed);
     /* Each queue-level loss by the name docs/agent.md ("Summary") explains. */
     PROFILE2_QueueStats qc;
     p2_sampler_queue_counters(&qc);

@@ -407,8 +407,10 @@ PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler ha
 /* How the queues work on a stock JVM (see docs/DESIGN.md): ASGST_Enqueue
  * records the first Java frame and a few physical frames below it in the
  * signal handler. profile2's drainer thread processes the queues every
- * 10 ms (PROFILE2_DRAIN_PERIOD_MS in the environment, 1..1000), and at once
- * for a queue an enqueue filled to half its capacity. The drainer suspends
+ * 1 ms while elements arrive (PROFILE2_DRAIN_PERIOD_MS in the environment,
+ * 1..1000), at once for a queue an enqueue filled to half its capacity,
+ * and when it slept for want of elements, at the next enqueue (which then
+ * costs one write(2) to an eventfd). The drainer suspends
  * the queue's thread (JVMTI SuspendThread, a HotSpot handshake), walks its
  * live stack once, runs the handlers, and resumes it. An element's
  * iterator yields its captured frames down to the deepest one still on the

@@ -198,7 +198,10 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
   /* Half full: drain now rather than at the next periodic pass, before
    * the queue overflows (drainer.c says why not for every element). */
   struct p2_queue_size_info si = p2_queue_size_info(queue->ring);
-  if (2 * si.size >= si.capacity) p2_drainer_wake(queue);
+  if (2 * si.size >= si.capacity)
+    p2_drainer_wake(queue);
+  else
+    p2_drainer_wake_if_idle();
   return kind;
 }
 

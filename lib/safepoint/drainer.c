@@ -1,14 +1,18 @@
 /* The drainer: profile2's own thread (attached to the JVM as a daemon)
  * that processes the safepoint queues.
  *
- * It makes a pass over the queues every drain period (PROFILE2_DRAIN_PERIOD_MS
- * in the environment, 1..1000, default 10), and at once when a signal
- * handler's element fills a queue to half its capacity (one write(2) to an
- * eventfd, AS-Safe). Waking it for every element costs the handler a
- * syscall and a cross-CPU wake-up (~10 us on a VM, 10 times the capture)
- * and the thread a suspension per sample; the period lets one suspension
- * serve all the elements a thread gathered (bench/RESULTS.md, "Safepoint
- * queues"). For each queue with elements a pass then:
+ * While elements arrive it makes a pass over the queues every drain period
+ * (PROFILE2_DRAIN_PERIOD_MS in the environment, 1..1000, default 1), and at
+ * once when a signal handler's element fills a queue to half its capacity
+ * (one write(2) to an eventfd, AS-Safe). A pass that finds nothing puts it
+ * to sleep until the next enqueue wakes it (drainer_idle). Waking it for
+ * every element would cost the handler a syscall and a cross-CPU wake-up
+ * (~10 us on a VM, 10 times the capture); the period bounds the wake-ups
+ * to one per period while samples keep coming, and keeps an element's
+ * wait to about a period: with 10 ms, javac's elements waited 6 ms at the
+ * median and most of their frames had returned by then (bench/RESULTS.md,
+ * "Queue latency and stale elements"). For each queue with elements a
+ * pass then:
  *   1. suspends the queue's thread with JVMTI SuspendThread, which HotSpot
  *      implements as a handshake: the thread stops at its next safepoint
  *      poll, or is already in native or blocked state; either way its Java
@@ -74,8 +78,18 @@ static bool have_suspend;
 static const void *_Atomic drainer_jt; /* the drainer's JavaThread*, once attached */
 static pthread_t drainer_pthread;      /* valid once drainer_known */
 static atomic_bool drainer_known;
+static atomic_bool drainer_detached; /* drainer_main returned */
 
 static void vm_death_pass(JNIEnv *jni);
+
+/* The drainer's live stack buffer (p2_drain_locked), kept while it holds at
+ * most LIVE_KEEP_FRAMES frames (~600 B each). */
+#define LIVE_KEEP_FRAMES 1024
+static struct p2_live_stack drainer_live;
+
+static bool on_drainer_thread(void) {
+  return atomic_load(&drainer_known) && pthread_equal(pthread_self(), drainer_pthread);
+}
 
 static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
   (void)env;
@@ -86,6 +100,13 @@ static void JNICALL on_vm_death(jvmtiEnv *env, JNIEnv *jni) {
     (void)w;
   }
   vm_death_pass(jni);
+  /* Let the drainer detach from the JVM while it still runs normally
+   * (drainer_main says why); at most 200 ms, a drain in progress included. */
+  pthread_mutex_lock(&start_lock);
+  bool running = started;
+  pthread_mutex_unlock(&start_lock);
+  struct timespec ms = {0, 1000000};
+  for (int i = 0; running && i < 200 && !atomic_load(&drainer_detached); i++) nanosleep(&ms, NULL);
 }
 
 int p2_queues_init(JavaVM *vm) {
@@ -128,6 +149,17 @@ bool p2_drainer_is(const void *jt) {
    * drainer_jt is known: the current thread's own JavaThread*. */
   return atomic_load(&drainer_known) && pthread_equal(pthread_self(), drainer_pthread) &&
          jt == p2_thread_current(NULL);
+}
+
+/* Set while the drainer sleeps for want of elements (drainer_main). */
+static atomic_bool drainer_idle;
+
+P2_AS_SAFE void p2_drainer_wake_if_idle(void) {
+  atomic_thread_fence(memory_order_seq_cst); /* the commit before the look at idle */
+  if (wake_fd < 0 || !atomic_load(&drainer_idle) || !atomic_exchange(&drainer_idle, false)) return;
+  uint64_t one = 1;
+  ssize_t w = write(wake_fd, &one, sizeof one); /* AS-Safe */
+  (void)w;
 }
 
 P2_AS_SAFE void p2_drainer_wake(ASGST_Queue *q) {
@@ -198,15 +230,27 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
     }
   }
   uint32_t n = p2_queue_drain_begin(q->ring);
-  struct p2_live_stack live = {0};
-  if (live_ok && p2_live_collect(&live, q->java_thread, q->options) != 0) live_ok = live.n > 0;
+  /* The drainer keeps its live-stack buffer from drain to drain: freeing
+   * it each time gave a deep stack's buffer (hundreds of KB, an mmap) back
+   * to the kernel at every drain, and each munmap cost a TLB shootdown on
+   * the other CPUs, the sampled thread's included. */
+  struct p2_live_stack own = {0};
+  struct p2_live_stack *live = on_drainer_thread() ? &drainer_live : &own;
+  const char *reach = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct p2_capture *c = p2_queue_drain_at(q->ring, i);
+    const char *r = c != NULL ? p2_live_reach(c) : NULL;
+    if ((uintptr_t)r > (uintptr_t)reach) reach = r;
+  }
+  live->n = 0;
+  if (live_ok && p2_live_collect(live, q->java_thread, q->options, reach) != 0) live_ok = live->n > 0;
   if (n > 0) {
     run_processing_handler(q, &q->start, live_ok);
     for (uint32_t i = 0; i < n; i++) {
       const struct p2_capture *c = p2_queue_drain_at(q->ring, i);
       if (c == NULL) continue;
       ASGST_Iterator it;
-      enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? &live : NULL, q->options);
+      enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? live : NULL, q->options);
       atomic_fetch_add(o == P2_SPLICED ? &q->spliced : o == P2_COMPLETE ? &q->complete : &q->stale, 1);
       /* The producer may still fold samples into this element's arg
        * (compression). An element of profile2_enqueue_or_add: its arg is
@@ -228,7 +272,8 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
   }
   p2_queue_drain_end(q->ring);
   rearm_wakeup(q);
-  p2_live_free(&live);
+  /* A buffer for an unusually deep stack is not kept. */
+  if (live == &own || live->cap > LIVE_KEEP_FRAMES) p2_live_free(live);
   if (held) p2_program_suspend_release(jvmti, q->java_thread, q->jthread);
   atomic_fetch_add(&q->drains, 1);
   atomic_fetch_add(&q->drain_ns, (long long)(now_ns() - t0));
@@ -276,16 +321,18 @@ static void *drainer_main(void *arg) {
                     "suspends threads may see them resumed\n");
   urcu_memb_register_thread();
   ASGST_Queue **batch = malloc(MAX_PER_PASS * sizeof *batch);
+  int wait_ms = period_ms;
   while (batch != NULL && !atomic_load(&vm_dead)) {
     struct pollfd p = {wake_fd, POLLIN, 0};
-    poll(&p, 1, period_ms);
+    poll(&p, 1, wait_ms);
     uint64_t count;
     ssize_t r = read(wake_fd, &count, sizeof count);
     (void)r;
     if (atomic_load(&vm_dead)) break;
-    int n;
+    int n, drained = 0;
     do {
       n = p2_registry_pending(batch, MAX_PER_PASS);
+      drained += n;
       for (int i = 0; i < n; i++) {
         ASGST_Queue *q = batch[i];
         pthread_mutex_lock(&q->lock);
@@ -294,11 +341,33 @@ static void *drainer_main(void *arg) {
         p2_registry_put(q);
       }
     } while (n == MAX_PER_PASS && !atomic_load(&vm_dead));
+    if (drained > 0) {
+      wait_ms = period_ms;
+      continue;
+    }
+    /* Nothing was queued: sleep until an enqueue wakes us. Idle is set
+     * before the last look, and an enqueue commits before it looks at
+     * idle (both sequentially consistent): either that look sees the
+     * element, or the enqueue sees idle and writes the eventfd. */
+    atomic_store(&drainer_idle, true);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (p2_registry_any_pending()) {
+      atomic_store(&drainer_idle, false);
+      wait_ms = 0;
+    } else {
+      wait_ms = P2_DRAIN_IDLE_BACKSTOP_MS;
+    }
   }
   free(batch);
+  p2_live_free(&drainer_live);
   urcu_memb_unregister_thread();
-  /* Not detached from the JVM: after VMDeath that may block; the thread
-   * just ends. */
+  /* Detached before the VM's last safepoint: a thread attached to the JVM
+   * and left in native code made every exit wait 300 ms (HotSpot's
+   * VM_Exit::wait_for_threads_in_native_to_block waits up to 30 x 10 ms for
+   * Java threads in native, whatever they are doing). The VMDeath callback
+   * waits for this, bounded (on_vm_death). */
+  if (env != NULL) (*the_vm)->DetachCurrentThread(the_vm);
+  atomic_store(&drainer_detached, true);
   return NULL;
 }
 

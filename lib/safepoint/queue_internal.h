@@ -83,6 +83,10 @@ int p2_registry_hold_open(ASGST_Queue **out, int max);
 int p2_registry_pending(ASGST_Queue **out, int max);
 void p2_registry_put(ASGST_Queue *q);
 
+/* Whether any live queue holds elements. Context: the drainer thread (an
+ * RCU reader). */
+bool p2_registry_any_pending(void);
+
 /* Free q once no drainer pass holds it and no signal handler can still be
  * using it (a time grace period: handlers are bounded). Context: Anywhere. */
 void p2_registry_retire(ASGST_Queue *q);
@@ -110,11 +114,20 @@ int p2_drainer_start(void);
  * drained (it would suspend itself). Context: Anywhere. */
 bool p2_drainer_is(const void *jt);
 
-/* The drainer's period when PROFILE2_DRAIN_PERIOD_MS does not say. */
-#define P2_DRAIN_PERIOD_MS 10
+/* The drainer's period while elements keep arriving, when
+ * PROFILE2_DRAIN_PERIOD_MS does not say: an element then waits at most
+ * about this long for its drain (bench/RESULTS.md, "Queue latency"). */
+#define P2_DRAIN_PERIOD_MS 1
+/* How long an idle drainer sleeps if no enqueue wakes it (it should). */
+#define P2_DRAIN_IDLE_BACKSTOP_MS 100
 
 /* Wake the drainer for q. Context: AS-Safe (one write(2) to an eventfd). */
 void p2_drainer_wake(ASGST_Queue *q);
+
+/* Wake the drainer if it sleeps for want of elements: after every
+ * committed element (one atomic load when it does not sleep; one write(2)
+ * to an eventfd when it does). Context: AS-Safe. */
+void p2_drainer_wake_if_idle(void);
 
 /* Process q's pending elements now, on the calling thread (it suspends the
  * owner unless the caller is the owner, whose captured frames are then all

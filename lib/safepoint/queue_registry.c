@@ -104,6 +104,21 @@ int p2_registry_pending(ASGST_Queue **out, int max) {
   return n;
 }
 
+bool p2_registry_any_pending(void) {
+  bool any = false;
+  ASGST_Queue *q;
+  urcu_memb_read_lock();
+  cds_list_for_each_entry_rcu(q, &queues, node) {
+    if (!atomic_load(&q->dead) && p2_queue_size_info(q->ring).size > 0) {
+      any = true;
+      break;
+    }
+  }
+  GRACE_READER_DONE();
+  urcu_memb_read_unlock();
+  return any;
+}
+
 int p2_registry_hold_open(ASGST_Queue **out, int max) {
   int n = 0;
   ASGST_Queue *q;

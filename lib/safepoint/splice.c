@@ -6,7 +6,11 @@
 #include "common/p2_error.h"
 #include "safepoint/element_iter.h"
 
-int p2_live_collect(struct p2_live_stack *s, void *jt, int options) {
+const char *p2_live_reach(const struct p2_capture *c) {
+  return c->nframes > 0 ? c->frames[c->nframes - 1].sp : NULL;
+}
+
+int p2_live_collect(struct p2_live_stack *s, void *jt, int options, const char *reach) {
   struct p2_walker w, snap;
   s->n = 0;
   s->end = p2_walker_init_anchor(&w, jt, (options & ASGST_INCLUDE_NON_JAVA_FRAMES) | P2_WALK_PHYSICAL);
@@ -14,6 +18,12 @@ int p2_live_collect(struct p2_live_stack *s, void *jt, int options) {
   memset(&snap, 0, sizeof snap);
   w.snap = &snap;
   for (;;) {
+    /* Deep enough: every captured frame's slot is behind us, and a splice
+     * point's walker resumes from its snapshot for the frames below. */
+    if (s->n > 0 && s->frames[s->n - 1].sp > reach) {
+      s->end = 1;
+      return 0;
+    }
     ASGST_Frame f;
     int rc = p2_walker_next(&w, &f);
     if (rc != 1) {

@@ -20,7 +20,7 @@ struct p2_live_frame {
 struct p2_live_stack {
   struct p2_live_frame *frames; /* youngest first: increasing sp */
   int n, cap;
-  int end;                      /* how the walk ended (0, or < 0) */
+  int end;                      /* how the walk ended (0, or < 0), 1 if stopped at the reach */
 };
 
 enum p2_splice_outcome {
@@ -30,10 +30,18 @@ enum p2_splice_outcome {
 };
 
 /* Walk the stopped thread jt from its anchor in physical mode with options,
- * recording every physical frame and a resumable walker for each Java one.
- * Returns 0 or -1 (out of memory; s->n frames are kept).
+ * recording every physical frame and a resumable walker for each Java one,
+ * down to the first frame whose sp is above reach (the deepest stack slot
+ * any element of the drain captured: p2_live_reach): the splice needs no
+ * live frame below it, and the element's iterator resumes the walk from
+ * the splice point's snapshot for the rest (s->end is 1 then). s keeps its
+ * buffer from an earlier call (p2_live_free releases it): a drain then
+ * allocates nothing. Returns 0 or -1 (out of memory; s->n frames are kept).
  * Context: Anywhere (allocates); jt must not run Java code meanwhile. */
-int p2_live_collect(struct p2_live_stack *s, void *jt, int options);
+int p2_live_collect(struct p2_live_stack *s, void *jt, int options, const char *reach);
+
+/* The deepest stack slot element c captured (NULL if none). Context: AS-Safe. */
+const char *p2_live_reach(const struct p2_capture *c);
 
 void p2_live_free(struct p2_live_stack *s);
 
