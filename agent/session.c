@@ -361,6 +361,12 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.lost_resize, (long long)qc.lost_deregistered, (long long)qc.late_updates,
              (long long)qc.suspend_failures, (long long)qc.full, (long long)qc.other,
              (long long)qc.capture_failed);
+    add_stat(st, &n, max, "drains",
+             "%lld, each holding its thread %.0f us on average (suspension, live walk, handlers, resume); element "
+             "walks: %lld with the thread's walk cache (64 frames and more below the splice point), %lld of them "
+             "reused the previous walk's bottom: %lld frames taken from it",
+             (long long)qc.drains, qc.drains > 0 ? (double)qc.drain_ns / (double)qc.drains / 1e3 : 0.0,
+             (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];

@@ -520,6 +520,10 @@ typedef struct {
   jlong lost_deregistered; /* always 0: an ASGST_Enqueue that races with the last drain of
                               ASGST_DeregisterQueue (or of VMDeath) fails with
                               ASGST_ENQUEUE_NO_QUEUE instead, counted in other */
+  jlong cached_walks;  /* element walks below the splice point made with the queue's walk cache
+                          (threads whose walks there reach 64 frames) */
+  jlong reused_walks;  /* of those, walks that replayed frames of the thread's previous walk */
+  jlong reused_frames; /* frames so replayed after checking the stack words they were read from */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */

@@ -53,6 +53,7 @@
 #include "safepoint/splice.h"
 #include "vm/javathread.h"
 #include "vm/thread_object.h"
+#include "walk/walk_cache.h"
 
 #define MAX_PER_PASS 256
 
@@ -64,6 +65,7 @@ static int wake_fd = -1;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
 static int period_ms = P2_DRAIN_PERIOD_MS;
+static int drain_cache_min = P2_DRAIN_CACHE_MIN_FRAMES;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -197,6 +199,27 @@ static void run_processing_handler(ASGST_Queue *q, const struct p2_processing_ha
   }
 }
 
+/* Element walks are incremental: an element's iterator, resumed from the
+ * live walk's snapshot at its splice point, uses the queue's walk cache, so
+ * the frames below that the thread's previous element walk already
+ * decoded and that are verifiably unchanged (walk_cache.h) are replayed,
+ * not decoded again. Elements of one drain share the live stack below
+ * their splice points, and a thread's drains its unchanged bottom. The
+ * cache comes once an element walk yields drain_cache_min frames below its
+ * splice point, sized to twice that depth, and grows with it up to
+ * P2_DRAIN_CACHE_MAX_FRAMES. Caller holds q->lock. */
+static void cached_walk_fit(ASGST_Queue *q, int yielded) {
+  if (yielded < drain_cache_min || (q->walk_cache != NULL && 2 * yielded <= q->walk_cache_frames) ||
+      q->walk_cache_frames >= P2_DRAIN_CACHE_MAX_FRAMES)
+    return;
+  int frames = 2 * yielded < P2_DRAIN_CACHE_MAX_FRAMES ? 2 * yielded : P2_DRAIN_CACHE_MAX_FRAMES;
+  struct p2_walk_cache *c = p2_walk_cache_create(frames);
+  if (c == NULL) return; /* out of memory: full walks */
+  p2_walk_cache_destroy(q->walk_cache);
+  q->walk_cache = c;
+  q->walk_cache_frames = frames;
+}
+
 /* The wake-up protocol: an enqueue that fills a queue to half its
  * capacity and finds `woken` clear sets it and writes the eventfd; one that
  * finds it set writes nothing. So `woken` may be cleared only after the
@@ -251,6 +274,13 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
       if (c == NULL) continue;
       ASGST_Iterator it;
       enum p2_splice_outcome o = p2_splice(&it, c, live_ok ? live : NULL, q->options);
+      bool cached = o == P2_SPLICED && q->walk_cache != NULL && p2_walk_cache_acquire(q->walk_cache);
+      uint64_t reused_walks = 0, reused_frames = 0;
+      if (cached) {
+        reused_walks = q->walk_cache->reused_walks;
+        reused_frames = q->walk_cache->reused_frames;
+        p2_walker_use_cache(&it.w, q->walk_cache);
+      }
       atomic_fetch_add(o == P2_SPLICED ? &q->spliced : o == P2_COMPLETE ? &q->complete : &q->stale, 1);
       /* The producer may still fold samples into this element's arg
        * (compression). An element of profile2_enqueue_or_add: its arg is
@@ -264,6 +294,14 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
       uintptr_t arg = c->add_arg ? __atomic_exchange_n(ap, P2_ARG_TAKEN, __ATOMIC_ACQ_REL)
                                  : __atomic_load_n(ap, __ATOMIC_ACQUIRE);
       q->fun(&it, q->arg, (void *)arg);
+      if (cached) {
+        p2_walker_detach_cache(&it.w);
+        atomic_fetch_add(&q->cached_walks, 1);
+        atomic_fetch_add(&q->reused_walks, (long long)(q->walk_cache->reused_walks - reused_walks));
+        atomic_fetch_add(&q->reused_frames, (long long)(q->walk_cache->reused_frames - reused_frames));
+        p2_walk_cache_release(q->walk_cache);
+      }
+      if (o == P2_SPLICED) cached_walk_fit(q, it.live_yielded);
       if (it.error == P2_ECODEGONE) atomic_fetch_add(&q->code_gone, 1);
       if (__atomic_load_n(ap, __ATOMIC_ACQUIRE) != (c->add_arg ? P2_ARG_TAKEN : arg))
         atomic_fetch_add(&q->late_updates, 1);
@@ -375,6 +413,10 @@ int p2_drainer_start(void) {
   int rc = 0;
   pthread_mutex_lock(&start_lock);
   if (!started) {
+    char bad[P2_ENV_MSG_MAX];
+    drain_cache_min = (int)p2_env_number("PROFILE2_TEST_DRAIN_CACHE_FRAMES", 1, P2_DRAIN_CACHE_MIN_FRAMES,
+                                         P2_DRAIN_CACHE_MIN_FRAMES, bad, sizeof bad);
+    if (bad[0] != '\0') fprintf(stderr, "profile2: %s; using %d\n", bad, drain_cache_min);
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     caps.can_suspend = 1;

@@ -27,6 +27,7 @@ P2_AS_SAFE void p2_element_iter_rewind(ASGST_Iterator *it) {
   it->cap_next = 0;
   it->cap_scopes = false;
   it->error = 0;
+  it->live_yielded = 0;
   it->splice_bci_pending = it->splice_bci >= 0;
   if (it->live_after) p2_walker_rewind(&it->w);
 }
@@ -175,6 +176,7 @@ P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
   }
   if (!it->live_after) return it->end_state;
   rc = p2_walker_next(&it->w, f);
+  if (rc == 1) it->live_yielded++;
   if (rc == 1 && it->splice_bci_pending) {
     it->splice_bci_pending = false;
     if (f->type == ASGST_FRAME_JAVA && f->comp_level == 0) f->bci = it->splice_bci;

@@ -40,6 +40,7 @@ struct _ASGST_Iterator {
    * not the live walker's */
   bool from_cap;
   const char *cap_code_name; /* a captured native frame's p2_walker_code_name */
+  int32_t live_yielded;      /* frames w yielded after the captured ones */
 };
 
 #endif

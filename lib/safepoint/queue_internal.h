@@ -17,6 +17,8 @@
 #include "profile2.h"
 #include "queue/queue.h"
 
+struct p2_walk_cache;
+
 /* K when the options do not say (PROFILE2_QUEUE_CAPTURE). Measured in
  * bench/RESULTS.md ("Safepoint queues"): on the queue test's recursive
  * fixture K = 8 leaves ~3.7 % of the elements stale (CCT overlap 0.91),
@@ -54,12 +56,26 @@ struct _ASGST_Queue {
   atomic_bool dead;          /* deregistered: Enqueue refuses, the drainer skips */
   atomic_int refs;           /* drainer passes holding the queue outside the RCU section */
   atomic_bool woken;         /* a wake-up is pending for this queue */
+  /* Incremental walks of the elements' live parts (drainer.c,
+   * cached_walk_fit): the walk cache of this queue's thread, once an
+   * element's walk below its splice point reached drain_cache_min frames;
+   * capacity walk_cache_frames. Under lock. */
+  struct p2_walk_cache *walk_cache;
+  int walk_cache_frames;
   /* counters (PROFILE2_QueueStats) */
   atomic_llong enqueued, compressed, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
+  atomic_llong cached_walks, reused_walks, reused_frames;
   /* retirement: freed a while after deregistration */
   uint64_t retired_ns;
   struct _ASGST_Queue *next_retired;
 };
+
+/* The element walks below their splice point that earn a queue a walk
+ * cache, and the largest cache (frames) a queue gets: ~230 bytes a frame
+ * (walk_cache.h). PROFILE2_TEST_DRAIN_CACHE_FRAMES (1..64) lowers the
+ * first, for the tests' shallow fixtures. */
+#define P2_DRAIN_CACHE_MIN_FRAMES 64
+#define P2_DRAIN_CACHE_MAX_FRAMES 4096
 
 /* Registry (queue_registry.c). */
 

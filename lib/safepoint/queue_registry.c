@@ -8,6 +8,7 @@
 
 #include "common/p2_error.h"
 #include "safepoint/queue_internal.h"
+#include "walk/walk_cache.h"
 
 /* Freed queues are kept this long after deregistration: a signal handler
  * of their thread that loaded the pointer just before must still find live
@@ -140,6 +141,7 @@ void p2_registry_put(ASGST_Queue *q) { atomic_fetch_sub(&q->refs, 1); }
 
 static void free_queue(ASGST_Queue *q) {
   p2_queue_destroy(q->ring);
+  p2_walk_cache_destroy(q->walk_cache);
   pthread_mutex_destroy(&q->lock);
   free(q);
 }

@@ -21,4 +21,7 @@ P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   s->suspend_failures += atomic_load(&q->suspend_failures);
   s->drain_ns += atomic_load(&q->drain_ns);
   s->compressed += atomic_load(&q->compressed);
+  s->cached_walks += atomic_load(&q->cached_walks);
+  s->reused_walks += atomic_load(&q->reused_walks);
+  s->reused_frames += atomic_load(&q->reused_frames);
 }

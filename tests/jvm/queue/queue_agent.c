@@ -600,6 +600,13 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
   if (atomic_load(&enq_ok) < target_samples / 4 || atomic_load(&jvmti_stacks) == 0) rc = 17;
   /* Errors other than stale must stay rare (an element whose code went away). */
   if (atomic_load(&elem_error) * 100 > atomic_load(&handled)) rc = 18;
+  /* The drain's element walks are incremental (PROFILE2_TEST_DRAIN_CACHE_FRAMES
+   * set in Agent_OnLoad makes this fixture's shallow stacks earn a walk
+   * cache): the elements are checked against the truth above with frames
+   * replayed from the cache, which must have happened. */
+  printf("queue test: drains' element walks: %ld with a walk cache, %ld reused the previous walk's bottom (%ld "
+         "frames)\n", (long)totals.cached_walks, (long)totals.reused_walks, (long)totals.reused_frames);
+  if (totals.reused_walks == 0) rc = 21;
   int trees = check_trees();
   if (rc == 0) rc = trees;
   int split = known_split ? check_split() : 0;
@@ -658,6 +665,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   (void)reserved;
   the_vm = vm;
   if (!parse_options(options)) return JNI_ERR;
+  /* Element walks of 8 frames below their splice point get the queue a walk
+   * cache (64 without this test hook): read when the first queue is
+   * registered. */
+  setenv("PROFILE2_TEST_DRAIN_CACHE_FRAMES", "8", 0);
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return JNI_ERR;
   /* No can_suspend here: HotSpot lets one JVMTI environment hold it, and
    * profile2's queues need it. The fixture suspends with Thread.suspend. */
