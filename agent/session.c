@@ -364,9 +364,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
     add_stat(st, &n, max, "drains",
              "%lld, each holding its thread %.0f us on average (suspension, live walk, handlers, resume); element "
              "walks: %lld with the thread's walk cache (64 frames and more below the splice point), %lld of them "
-             "reused the previous walk's bottom: %lld frames taken from it",
+             "reused the previous walk's bottom: %lld frames taken from it; %lld drains of a carrier running a "
+             "virtual thread left its live stack alone (elements keep their captured frames)",
              (long long)qc.drains, qc.drains > 0 ? (double)qc.drain_ns / (double)qc.drains / 1e3 : 0.0,
-             (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames);
+             (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames,
+             (long long)qc.unfrozen_drains);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];

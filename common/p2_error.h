@@ -28,7 +28,8 @@
   X(P2_ECONTINUATION, PROFILE2_CONTINUATION_BOUNDARY, "virtual thread continuation boundary") \
   X(P2_EINVAL, PROFILE2_INVALID_ARGUMENT, "invalid argument")                              \
   X(P2_ENOMEM, PROFILE2_OUT_OF_MEMORY, "out of memory")                                   \
-  X(P2_ECODEGONE, PROFILE2_CODE_GONE, "compiled code of a captured frame was freed")
+  X(P2_ECODEGONE, PROFILE2_CODE_GONE, "compiled code of a captured frame was freed")                  \
+  X(P2_ENOTTHAWED, PROFILE2_CONTINUATION_NOT_THAWED, "virtual thread frames not yet thawed")
 
 enum p2_error {
 #define P2_ERROR_ENUM(name, value, msg) name = (value),

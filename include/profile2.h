@@ -198,7 +198,13 @@ enum PROFILE2_Error {
   /* A queue element's captured compiled frame ran in code that was freed
    * before the drain (its nmethod was flushed or unloaded): the frame
    * cannot be described, the iterator stops there. */
-  PROFILE2_CODE_GONE = -28
+  PROFILE2_CODE_GONE = -28,
+  /* The walk reached the return barrier of a virtual thread whose older
+   * frames HotSpot has not copied back to the stack yet (they are in the
+   * continuation's heap chunk until the thread returns to them): the
+   * frames yielded so far are the virtual thread's youngest, the rest are
+   * not walked (JDK 21+). */
+  PROFILE2_CONTINUATION_NOT_THAWED = -29
 };
 
 typedef void (*ASGST_IteratorHandler)(ASGST_Iterator *iterator, void *arg);
@@ -524,6 +530,10 @@ typedef struct {
                           (threads whose walks there reach 64 frames) */
   jlong reused_walks;  /* of those, walks that replayed frames of the thread's previous walk */
   jlong reused_frames; /* frames so replayed after checking the stack words they were read from */
+  jlong unfrozen_drains; /* drains that left the live stack alone because the thread ran a virtual
+                            thread (JVMTI suspends a carrier only when its virtual thread unmounts):
+                            the elements keep their captured frames, complete down to the
+                            continuation boundary or stale */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */

@@ -247,7 +247,18 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
     jvmtiError err = q->jthread != NULL ? p2_program_suspend_hold(jvmti, q->java_thread, q->jthread)
                                         : JVMTI_ERROR_THREAD_NOT_ALIVE;
     if (err == JVMTI_ERROR_NONE || err == JVMTI_ERROR_THREAD_SUSPENDED) {
-      held = live_ok = true; /* suspended by us, or by the program (walked, not resumed) */
+      held = true; /* suspended by us, or by the program (walked, not resumed) */
+      /* HotSpot suspends a carrier thread that runs a virtual thread only
+       * when the virtual thread unmounts: SuspendThread returns at once and
+       * the thread runs on (in Java code in 7,219 of 7,223 such drains of
+       * a 1,000-virtual-thread run, JDK 25; in VM or native code, with a
+       * frame anchor the live walk would follow, in the others). Its live
+       * stack is not walked: the elements keep their captured frames
+       * (complete down to the continuation boundary when the capture
+       * reached it, else stale), never joined onto a moving stack. The
+       * request is undone below like any other. */
+      live_ok = p2_thread_runs_continuation(q->java_thread) == 0;
+      if (!live_ok) atomic_fetch_add(&q->unfrozen_drains, 1);
     } else {
       atomic_fetch_add(&q->suspend_failures, 1);
     }

@@ -97,6 +97,13 @@ P2_AS_SAFE int p2_thread_snapshot(void *jt, struct p2_thread_snapshot *out) {
   return 0;
 }
 
+P2_AS_SAFE int p2_thread_runs_continuation(void *jt) {
+  if (p2_hs.jt_cont_entry < 0) return 0;
+  void *entry;
+  int rc = p2_safe_ptr(jt, p2_hs.jt_cont_entry, &entry);
+  return rc != 0 ? rc : entry != NULL;
+}
+
 P2_AS_SAFE int p2_thread_jvmti_state(const struct p2_thread_snapshot *s) {
   const struct p2_hs *h = &p2_hs;
   if (s->exiting) return JVMTI_THREAD_STATE_TERMINATED;

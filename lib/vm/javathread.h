@@ -51,6 +51,12 @@ struct p2_thread_snapshot {
  * Context: AS-Safe. */
 int p2_thread_snapshot(void *jt, struct p2_thread_snapshot *out);
 
+/* Whether jt runs a continuation (a virtual thread mounted on a carrier):
+ * JavaThread::_cont_entry is set from Continuation.enterSpecial until the
+ * continuation yields or ends. 1 yes, 0 no (and on JDKs without
+ * continuations), or P2_EFAULT. Context: AS-Safe. */
+int p2_thread_runs_continuation(void *jt);
+
 /* JVMTI_THREAD_STATE_* bits for a snapshot (see ASGST_ThreadState).
  * Context: AS-Safe. */
 int p2_thread_jvmti_state(const struct p2_thread_snapshot *s);

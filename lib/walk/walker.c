@@ -334,6 +334,31 @@ P2_AS_SAFE static bool is_continuation_entry(const struct p2_code_info *ci) {
   return ci->method == m;
 }
 
+/* Is a return address in ci the return barrier of a lazily thawed virtual
+ * thread? HotSpot copies a resumed virtual thread's frames back to the
+ * stack a few at a time and patches the return address of the oldest one
+ * copied to StubRoutines::_cont_returnBarrier, which copies more when it is
+ * returned to; the frames below are in the continuation's heap chunk. That
+ * address is not in VMStructs before JDK 27, but its blob is: the
+ * continuation stubs, "StubRoutines (continuationstubs)" (JDK 24 and
+ * later), where a return address can only be the barrier's (the thaw
+ * stub's own frames call out of it only at the top of the stack). The
+ * blob is recognised by its name once, then by its address. */
+static const char CONT_STUBS_NAME[] = "StubRoutines (continuationstubs)";
+
+P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
+  static _Atomic(const void *) cont_blob;
+  const void *b = atomic_load_explicit(&cont_blob, memory_order_relaxed);
+  if (b != NULL) return ci->blob == b;
+  if (ci->kind != P2_CODE_BUFFER_BLOB || p2_hs.cont_return_pc == NULL) return false;
+  const char *name;
+  if (p2_code_vm_name(ci->code_begin, &name) != 1 || name == NULL) return false;
+  for (size_t i = 0; i < sizeof CONT_STUBS_NAME; i++)
+    if (name[i] != CONT_STUBS_NAME[i]) return false;
+  atomic_store_explicit(&cont_blob, ci->blob, memory_order_relaxed);
+  return true;
+}
+
 /* Decode the physical frame at w->cur. Returns 1 with *f filled (a Java or
  * non-Java frame to yield), 2 when the frame yields nothing itself (stub,
  * entry frame, or scopes to expand), 0 at the end, < 0 on error. */
@@ -415,6 +440,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   case P2_CODE_SAFEPOINT_BLOB:
   case P2_CODE_UPCALL_STUB:
   case P2_CODE_BUFFER_BLOB:
+    if (exact && is_return_barrier(&ci)) return P2_ENOTTHAWED;
     /* Stubs with a described frame step by its size; the rest are leaf stubs
      * (return address on top) or keep an rbp frame. */
     if (ci.frame_size > 0 && (ci.frame_complete < 0 || w->cur.pc >= ci.code_begin + ci.frame_complete)) {

@@ -1,0 +1,42 @@
+/* Virtual threads for the agent's test (vthreads_test.py): N of them, each
+ * recursing to its own depth (5..44 frames) into a CPU-bound leaf for
+ * SECONDS, yielding now and then so that they move between carriers.
+ * Run from source (java VThreadFixture.java N SECONDS): JDK 21 or later.
+ * The frames of every sample of a virtual thread are, from the root,
+ * Continuation.enter ... VirtualThread.run, lambda$main$0, rec... and leaf
+ * (or the clock, or Thread.yield). */
+import java.util.ArrayList;
+import java.util.List;
+
+public class VThreadFixture {
+    static volatile long sink;
+
+    static long leaf(long x) {
+        for (int i = 0; i < 20000; i++) x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    static long rec(int depth, long x) {
+        if (depth == 0) return leaf(x);
+        return rec(depth - 1, x + depth) + 1;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int n = Integer.parseInt(args[0]);
+        long until = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000_000L;
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            final int depth = 5 + (i % 40);
+            threads.add(Thread.ofVirtual().name("vt-" + i).start(() -> {
+                long x = depth;
+                while (System.nanoTime() < until) {
+                    x = rec(depth, x);
+                    if ((x & 7) == 0) Thread.yield();
+                }
+                sink += x;
+            }));
+        }
+        for (Thread t : threads) t.join();
+        System.out.println("fixture done, " + n + " virtual threads");
+    }
+}
