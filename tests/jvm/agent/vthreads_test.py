@@ -18,7 +18,7 @@ Runs: cpu and wall with walk=safepoint, cpu with walk=signal. Checks, per run:
     thread's stack is: Continuation.enter at the root, VirtualThread.run
     above it, then the fixture's lambda; nothing joined onto another stack;
   - enough of them: at least 1,000 samples of the virtual threads (about
-    2,000 a cpu run and 3,000 a wall run on 2 CPUs in 3 s).
+    5,400-6,000 a run on 2 CPUs in 3 s).
 Not held: the share of incomplete walks. In some runs HotSpot thaws the
 virtual threads' frames lazily, a few at a time, with its return barrier
 below the thawed ones; the walk ends there with
