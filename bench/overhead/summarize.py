@@ -30,10 +30,17 @@ that of the safepoint walks (overlap, and hot-edge coverage with T = 0.1
 both ways), and the stability of each: every run's CCT against the merged
 CCT of the other rounds (median over the runs).
 
+Two-phase against one-phase (issue 15 item 7): from the same runs, per
+JDK, workload, event and interval, the CPU ratios of walk=signal and
+walk=safepoint, the safepoint elements' latency, the stale elements, the
+incomplete walks of each, what each did not walk or lost by reason (from
+the text summaries), and the overlap of their merged trees.
+
   summarize.py OUT
 """
 import json
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -284,6 +291,108 @@ def agreement_tables(out):
                         len(cct.edges(ms)), len(cct.edges(msp))))
 
 
+def summary_figures(path):
+    """The figures of one profile2 run's text summary the two-phase table
+    uses: latency median and 99th percentile (ms), drained and stale
+    elements, samples, incomplete walks, and samples not walked or lost by
+    reason."""
+    txt = open(path).read()
+    f = {}
+    m = re.search(r"^queue latency: .*?median ([\d.]+) ms, 99th percentile ([\d.]+) ms", txt, re.M)
+    if m:
+        f["p50"], f["p99"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"^safepoint walks: .*?; (\d+) drained: (\d+) stale", txt, re.M)
+    if m:
+        f["drained"], f["stale"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"^in the profile: (\d+) samples", txt, re.M)
+    f["samples"] = int(m.group(1)) if m else 0
+    m = re.search(r"^incomplete walks: (\d+)", txt, re.M)
+    f["incomplete"] = int(m.group(1)) if m else 0
+    lost = defaultdict(int)
+    m = re.search(r"^throttled: (\d+)", txt, re.M)
+    if m:
+        lost["throttled"] += int(m.group(1))
+    m = re.search(r"^lost: (\d+)", txt, re.M)
+    if m:
+        lost["lost"] += int(m.group(1))
+    m = re.search(r"^queue losses: (.*)$", txt, re.M)
+    if m:
+        for name, n in re.findall(r"(\w+) (\d+)", m.group(1)):
+            if name in ("lost_resize", "lost_deregistered", "late_updates", "suspend_failures", "full", "other",
+                        "capture_failed"):
+                lost[name] += int(n)
+    f["lost"] = lost
+    return f
+
+
+def two_phase_tables(out, runs):
+    """issue 15 item 7: the two-phase walk (walk=safepoint: capture in the
+    handler, completion at the drain) against the one-phase walk
+    (walk=signal), from the same runs: cost, latency, stale elements,
+    incomplete walks, losses by reason, overlap of the two walks' trees."""
+    root = os.path.join(out, "profiles")
+    if not os.path.isdir(root):
+        return
+    rat = ratios(runs)
+    rows = []
+    for jdk in sorted(os.listdir(root)):
+        for wl in sorted(os.listdir(os.path.join(root, jdk))):
+            d = os.path.join(root, jdk, wl)
+            if not os.path.isdir(d) or wl.startswith("scale-"):
+                continue
+            for event in ("cpu", "wall"):
+                for iv in ("10ms", "1ms", "100us"):
+                    figs, trees = {}, {}
+                    for walk in ("signal", "safepoint"):
+                        name = "p2-%s-%s-%s" % (event, walk, iv)
+                        txts = sorted(f for f in os.listdir(d) if f.startswith(name + ".r") and f.endswith(".txt"))
+                        figs[walk] = [summary_figures(os.path.join(d, f)) for f in txts]
+                        trees[walk] = [cct.read_collapsed(os.path.join(d, f[:-4] + ".collapsed")) for f in txts
+                                       if os.path.exists(os.path.join(d, f[:-4] + ".collapsed"))]
+                    if not figs["signal"] or not figs["safepoint"]:
+                        continue
+                    rows.append((jdk, wl, event, iv, figs, trees,
+                                 {w: rat.get((jdk, wl, "p2-%s-%s-%s" % (event, w, iv)), {}) for w in figs}))
+    if not rows:
+        return
+    print("\n### Two-phase (walk=safepoint) against one-phase (walk=signal) walks, same runs\n")
+    print("CPU: the process's CPU time over the unprofiled run's, median over the rounds. Latency: signal to "
+          "element handler, median over the rounds of each run's median and 99th percentile. Stale: elements "
+          "delivered with their captured frames only, of those drained (all rounds). Incomplete: samples under "
+          "[error:N] (all rounds). Not walked or lost: the summaries' counts over all rounds (throttled and "
+          "lost for either walk; the queue's refusals, all walked in the handler instead, and losses for "
+          "safepoint). Overlap: the merged trees of the two walks (as in the agreement table).\n")
+    print("| JDK | workload | event, interval | CPU signal | CPU safepoint | latency p50 / p99 (ms) | stale | "
+          "incomplete signal | incomplete safepoint | not walked or lost: signal | safepoint | overlap |")
+    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |")
+
+    def pct(a, b):
+        return "%.2f %%" % (100.0 * a / b) if b else "-"
+
+    def losses(fs):
+        tot = defaultdict(int)
+        for f in fs:
+            for k, n in f["lost"].items():
+                tot[k] += n
+        return ", ".join("%s %d" % kv for kv in sorted(tot.items()) if kv[1]) or "none"
+
+    for jdk, wl, event, iv, figs, trees, rat_w in rows:
+        sp = figs["safepoint"]
+        lat = [f for f in sp if "p50" in f]
+        latency = ("%.2f / %.2f" % (statistics.median(f["p50"] for f in lat), statistics.median(f["p99"] for f in lat))
+                   if lat else "-")
+        cpu = {w: ("%.3f" % statistics.median(rat_w[w]["cpu"]) if rat_w[w].get("cpu") else "-") for w in rat_w}
+        ov = "-"
+        if trees["signal"] and trees["safepoint"]:
+            ov = "%.3f" % cct.overlap(cct.merge(trees["signal"]), cct.merge(trees["safepoint"]))
+        print("| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            jdk, wl, event, iv, cpu["signal"], cpu["safepoint"], latency,
+            pct(sum(f.get("stale", 0) for f in sp), sum(f.get("drained", 0) for f in sp)),
+            pct(sum(f["incomplete"] for f in figs["signal"]), sum(f["samples"] for f in figs["signal"])),
+            pct(sum(f["incomplete"] for f in sp), sum(f["samples"] for f in sp)),
+            losses(figs["signal"]), losses(sp), ov))
+
+
 def main():
     out = sys.argv[1]
     runs = load(out)
@@ -291,6 +400,7 @@ def main():
     print("%d runs, %d failed" % (len(runs), len(failed)))
     overhead_tables(runs)
     agreement_tables(out)
+    two_phase_tables(out, runs)
 
 
 if __name__ == "__main__":
