@@ -15,6 +15,30 @@ size_t p2_capture_size(int below, int options) {
   return sizeof(struct p2_capture) + (size_t)(natives + 1 + below) * sizeof(struct p2_cframe);
 }
 
+/* Record the frame the walker just decoded (f) into cf. */
+P2_AS_SAFE static void record(struct p2_cframe *cf, struct p2_walker *w, const ASGST_Frame *f) {
+  cf->pc = f->pc;
+  cf->sp = f->sp;
+  cf->fp = f->fp;
+  cf->kind = (uint8_t)w->phys.kind;
+  cf->exact = w->phys.exact;
+  cf->method = w->phys.method;
+  /* A native frame keeps the name of the VM code it runs in: a stub's
+   * blob may be gone by the drain, its name (in libjvm) is not. */
+  cf->code = w->phys.kind == P2_PHYS_INTERPRETED ? w->phys.bcp
+             : w->phys.kind == P2_PHYS_NATIVE    ? p2_walker_code_name(w)
+                                                 : w->phys.blob;
+  cf->debug_pc = w->phys.debug_pc;
+  cf->holder = NULL;
+  cf->idnum = 0;
+  if (w->phys.kind == P2_PHYS_INTERPRETED && p2_method_identity(w->phys.method, &cf->holder, &cf->idnum) != 0)
+    cf->holder = NULL;
+  cf->compile_id = w->phys.compile_id;
+  cf->bci = f->bci;
+  cf->comp_level = (int8_t)f->comp_level;
+  cf->pad = 0;
+}
+
 P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const struct p2_regs *regs, int options,
                                int below) {
   struct p2_walker w;
@@ -36,6 +60,7 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
   c->first_java = -1;
   c->kind = kind;
   c->end = 1;
+  c->has_below = false;
   if (kind <= 0) return kind;
   if (kind != ASGST_JAVA_TRACE) return P2_ENOJAVA;
   /* The slots p2_capture_size reserved for them: none without the option
@@ -54,30 +79,18 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
       /* native frames on top of the first Java frame */
       if (natives++ >= max_natives) continue;
     } else if (c->first_java >= 0) {
-      if (after >= below) break; /* frames continue below (end stays 1) */
+      if (after >= below) {
+        /* Frames continue below (end stays 1); this one, already decoded,
+         * is kept as the splice point of last resort (capture.h). */
+        if (java) {
+          record(&c->below, &w, &f);
+          c->has_below = true;
+        }
+        break;
+      }
       after++;
     }
-    struct p2_cframe *cf = &c->frames[c->nframes];
-    cf->pc = f.pc;
-    cf->sp = f.sp;
-    cf->fp = f.fp;
-    cf->kind = (uint8_t)w.phys.kind;
-    cf->exact = w.phys.exact;
-    cf->method = w.phys.method;
-    /* A native frame keeps the name of the VM code it runs in: a stub's
-     * blob may be gone by the drain, its name (in libjvm) is not. */
-    cf->code = w.phys.kind == P2_PHYS_INTERPRETED ? w.phys.bcp
-               : w.phys.kind == P2_PHYS_NATIVE    ? p2_walker_code_name(&w)
-                                                  : w.phys.blob;
-    cf->debug_pc = w.phys.debug_pc;
-    cf->holder = NULL;
-    cf->idnum = 0;
-    if (w.phys.kind == P2_PHYS_INTERPRETED && p2_method_identity(w.phys.method, &cf->holder, &cf->idnum) != 0)
-      cf->holder = NULL;
-    cf->compile_id = w.phys.compile_id;
-    cf->bci = f.bci;
-    cf->comp_level = (int8_t)f.comp_level;
-    cf->pad = 0;
+    record(&c->frames[c->nframes], &w, &f);
     if (java && c->first_java < 0) c->first_java = c->nframes;
     c->nframes++;
   }
@@ -95,8 +108,9 @@ P2_AS_SAFE bool p2_capture_same(const struct p2_capture *a, const struct p2_capt
   /* Field by field rather than memcmp: the struct has padding, which the
    * capture does not write. The cheapest and likeliest differences first:
    * the walk reads them in this order too. */
-  for (int i = 0; i < a->nframes; i++) {
-    const struct p2_cframe *x = &a->frames[i], *y = &b->frames[i];
+  if (a->has_below != b->has_below) return false;
+  for (int i = a->has_below ? -1 : 0; i < a->nframes; i++) {
+    const struct p2_cframe *x = i < 0 ? &a->below : &a->frames[i], *y = i < 0 ? &b->below : &b->frames[i];
     if (x->pc != y->pc || x->sp != y->sp || x->fp != y->fp || x->code != y->code || x->method != y->method ||
         x->debug_pc != y->debug_pc || x->compile_id != y->compile_id || x->bci != y->bci || x->kind != y->kind ||
         x->comp_level != y->comp_level || x->exact != y->exact)

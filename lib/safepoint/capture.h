@@ -56,6 +56,14 @@ struct p2_capture {
    * samples add to, and the drain takes it by an exchange (drainer.c);
    * other elements' args are the caller's and are only read */
   bool add_arg;
+  /* The physical Java frame right below the last captured one, when the
+   * capture stopped at K (end 1): recorded, not yielded. If none of the
+   * captured frames is live at the drain but this one is, the thread
+   * returned past all of them and called anew, and they were its callees:
+   * the element is the captured frames on top of the live stack from
+   * here (splice.c). */
+  bool has_below;
+  struct p2_cframe below;
   struct p2_cframe frames[];
 };
 

@@ -7,6 +7,7 @@
 #include "safepoint/element_iter.h"
 
 const char *p2_live_reach(const struct p2_capture *c) {
+  if (c->has_below) return c->below.sp;
   return c->nframes > 0 ? c->frames[c->nframes - 1].sp : NULL;
 }
 
@@ -89,11 +90,13 @@ static bool same_frame(const struct p2_cframe *cf, const struct p2_live_frame *l
 
 enum p2_splice_outcome p2_splice(ASGST_Iterator *it, const struct p2_capture *c,
                                  const struct p2_live_stack *s, int options) {
+  bool any_live = false;
   for (int j = c->first_java; s != NULL && j < c->nframes; j++) {
     const struct p2_cframe *cf = &c->frames[j];
     if (cf->kind == P2_PHYS_NATIVE) continue;
     int l = find_sp(s, cf->sp);
     if (l < 0 || !s->frames[l].resumable || !same_frame(cf, &s->frames[l])) continue;
+    any_live = true;
     /* The shallowest captured frame that is live: the captured frames
      * below it must be the live ones below it, frame for frame. */
     bool agree = true;
@@ -103,6 +106,16 @@ enum p2_splice_outcome p2_splice(ASGST_Iterator *it, const struct p2_capture *c,
     p2_element_iter_init(it, c, j, &s->frames[l].snap, options & ASGST_INCLUDE_NON_JAVA_FRAMES, 0);
     if (cf->kind == P2_PHYS_INTERPRETED) p2_element_iter_set_splice_bci(it, cf->bci);
     return P2_SPLICED;
+  }
+  if (!any_live && s != NULL && c->has_below) {
+    /* Every captured frame returned, the frame below them did not: they
+     * were its callees at the signal (capture.h, below). */
+    int l = find_sp(s, c->below.sp);
+    if (l >= 0 && s->frames[l].resumable && same_frame(&c->below, &s->frames[l])) {
+      p2_element_iter_init(it, c, c->nframes, &s->frames[l].snap, options & ASGST_INCLUDE_NON_JAVA_FRAMES, 0);
+      if (c->below.kind == P2_PHYS_INTERPRETED) p2_element_iter_set_splice_bci(it, c->below.bci);
+      return P2_SPLICED;
+    }
   }
   if (c->end != 1) {
     /* The walk in the signal handler ended within the capture. */

@@ -18,6 +18,7 @@ static struct p2_capture *make(unsigned char fill) {
   c->end = 1;
   c->nframes = FRAMES;
   c->first_java = 0;
+  c->has_below = false;
   for (int i = 0; i < FRAMES; i++) {
     struct p2_cframe *f = &c->frames[i];
     f->pc = (const char *)0x1000 + i;
@@ -40,6 +41,25 @@ Test(capture, equal_frames_are_the_same_whatever_the_padding_time_and_generation
   a->time_ns = 1, b->time_ns = 2;
   a->unload_gen = 3, b->unload_gen = 4;
   cr_assert(p2_capture_same(a, b));
+  free(a), free(b);
+}
+
+/* The frame below the capture (capture.h) counts when there is one: two
+ * captures of the same K frames over different callers are different
+ * stacks. */
+Test(capture, the_frame_below_counts) {
+  struct p2_capture *a = make(0), *b = make(0xff);
+  a->has_below = b->has_below = true;
+  memset(&a->below, 0, sizeof a->below);
+  memset(&b->below, 0xff, sizeof b->below);
+  a->below = b->below = a->frames[FRAMES - 1];
+  a->below.sp = b->below.sp = (const char *)0x2100;
+  cr_assert(p2_capture_same(a, b));
+  b->below.pc++;
+  cr_assert(!p2_capture_same(a, b));
+  b->below.pc--;
+  b->has_below = false;
+  cr_assert(!p2_capture_same(a, b));
   free(a), free(b);
 }
 
