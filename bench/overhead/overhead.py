@@ -257,6 +257,25 @@ class SqlLoop(Workload):
         return m.group(0) == self.checksum
 
 
+def prepared(wname, inputs):
+    """Workload wname with its inputs made under inputs/ (for the studies
+    that run it under the agent alone: bench/throttle, bench/queue_latency)."""
+    cls, size = WORKLOADS[wname]
+    wl = cls(wname, inputs)
+    os.makedirs(wl.dir, exist_ok=True)
+    wl.prepare(size)
+    return wl
+
+
+def run_under_agent(wl, java_home, agent, opts, rundir, timeout=900):
+    """One run of wl with profile2's agent and its options opts, in rundir;
+    returns (ok, the process): ok if it exited 0 with the right output."""
+    os.makedirs(rundir, exist_ok=True)
+    argv = wl.argv(java_home, ["-agentpath:%s=%s" % (agent, opts)], rundir)
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=rundir, timeout=timeout)
+    return p.returncode == 0 and wl.check(p.stdout, rundir), p
+
+
 WORKLOADS = {"javac": (Javac, 15), "xslt": (Xslt, 1600), "sql": (Sql, 1200), "scale": (Scaling, 25000),
              "sqlloop": (SqlLoop, 75)}
 

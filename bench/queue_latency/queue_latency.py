@@ -17,7 +17,6 @@ import collections
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,23 +66,16 @@ def main():
     a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
     failed = 0
     for wname in a.workloads.split(","):
-        cls, size = overhead.WORKLOADS[wname]
-        wl = cls(wname, os.path.join(a.out, "inputs", a.jdk))
-        os.makedirs(wl.dir, exist_ok=True)
-        wl.prepare(size)
+        wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))
         for iv in a.intervals.split(","):
             runs = []
             for rnd in range(1, a.rounds + 1):
                 rundir = os.path.join(a.out, "runs", a.jdk, wname, iv, "r%d" % rnd)
-                os.makedirs(rundir, exist_ok=True)
                 base = os.path.join(rundir, "profile")
                 opts = "event=cpu,interval=%s,walk=safepoint,threads,quiet,file=%s.collapsed,file=%s.txt%s" % (
                     iv, base, base, "," + a.opts if a.opts else "")
-                argv = wl.argv(a.java_home, ["-agentpath:%s=%s" % (a.agent, opts)], rundir)
-                p = subprocess.run(argv, capture_output=True, text=True, cwd=rundir, timeout=900)
-                r = None
-                if p.returncode == 0 and wl.check(p.stdout, rundir):
-                    r = one_run(open(base + ".txt").read(), base + ".collapsed")
+                ok, p = overhead.run_under_agent(wl, a.java_home, a.agent, opts, rundir)
+                r = one_run(open(base + ".txt").read(), base + ".collapsed") if ok else None
                 if r is None:
                     print("queue_latency.py: %s %s %s r%d failed: %s" % (a.jdk, wname, iv, rnd, p.stderr[-1500:]),
                           file=sys.stderr)

@@ -12,7 +12,6 @@ import argparse
 import collections
 import os
 import re
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,19 +39,14 @@ def main():
     a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
     failed = 0
     for wname in a.workloads.split(","):
-        cls, size = overhead.WORKLOADS[wname]
-        wl = cls(wname, os.path.join(a.out, "inputs", a.jdk))
-        os.makedirs(wl.dir, exist_ok=True)
-        wl.prepare(size)
+        wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))
         for rnd in range(1, a.rounds + 1):
             rundir = os.path.join(a.out, "runs", a.jdk, wname, "r%d" % rnd)
-            os.makedirs(rundir, exist_ok=True)
             base = os.path.join(rundir, "profile")
             opts = "event=cpu,interval=%s,walk=signal,threads,quiet,file=%s.collapsed,file=%s.txt%s" % (
                 a.interval, base, base, "," + a.opts if a.opts else "")
-            argv = wl.argv(a.java_home, ["-agentpath:%s=%s" % (a.agent, opts)], rundir)
-            p = subprocess.run(argv, capture_output=True, text=True, cwd=rundir, timeout=900)
-            if p.returncode != 0 or not wl.check(p.stdout, rundir):
+            ok, p = overhead.run_under_agent(wl, a.java_home, a.agent, opts, rundir)
+            if not ok:
                 print("throttle.py: %s %s r%d failed: %s" % (a.jdk, wname, rnd, p.stderr[-1500:]), file=sys.stderr)
                 failed += 1
                 continue
