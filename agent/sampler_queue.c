@@ -4,7 +4,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <profile2.h>
@@ -15,6 +14,7 @@
 #include "agent/records.h"
 #include "agent/sampler.h"
 #include "agent/threads.h"
+#include "common/clock.h"
 
 /* An element's arg carries the sample: its weight above 4 bits of thread
  * state. Compression adds weights (same state only). */
@@ -44,12 +44,6 @@ static atomic_ulong stale, drained, code_gone, errors;
 /* From each element's signal to its handler (issue 15's latency). */
 static struct p2_latency latency;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void p2_sampler_queue_set_vm(JavaVM *vm) { the_vm = vm; }
 
 bool p2_sampler_queue_supported(void) { return (ASGST_Capabilities() & ASGST_REGISTER_QUEUE) != 0; }
@@ -59,7 +53,7 @@ bool p2_sampler_queue_supported(void) { return (ASGST_Capabilities() & ASGST_REG
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   uint32_t tid = (uint32_t)(uintptr_t)queue_arg;
   uintptr_t packed = (uintptr_t)arg;
-  uint64_t captured = (uint64_t)profile2_iterator_capture_time(it), now = now_ns();
+  uint64_t captured = (uint64_t)profile2_iterator_capture_time(it), now = p2_monotonic_ns();
   if (captured != 0) p2_latency_add(&latency, now > captured ? (now - captured) / 1000 : 0);
   size_t cap = (size_t)sq.depth;
   struct p2_record *r = malloc(sizeof *r + cap * sizeof r->frames[0]);

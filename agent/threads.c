@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent/procfs_linux.h"
+#include "common/clock.h"
 
 /* A recycled entry was removed at least this long ago: far longer than any
  * signal handler that might still hold it. */
@@ -22,12 +23,6 @@ static size_t nlive, live_cap;
 static struct p2_thread *free_list, *free_tail;
 static struct p2_thread **all; /* every entry ever allocated, for clear() */
 static size_t nall, all_cap;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static size_t read_pid_max(void) {
   long v = 0;
@@ -113,7 +108,7 @@ static bool grow(void *arrayp, size_t *cap, size_t need) {
 
 static struct p2_thread *new_entry(void) {
   struct p2_thread *t = free_list;
-  if (t != NULL && now_ns() - t->removed_ns >= GRACE_NS) {
+  if (t != NULL && p2_monotonic_ns() - t->removed_ns >= GRACE_NS) {
     free_list = t->next_free;
     if (free_list == NULL) free_tail = NULL;
     return t;
@@ -188,7 +183,7 @@ struct p2_thread *p2_threads_remove_locked(int tid) {
       live[i] = live[--nlive];
       break;
     }
-  t->removed_ns = now_ns();
+  t->removed_ns = p2_monotonic_ns();
   t->next_free = NULL;
   if (free_tail != NULL)
     free_tail->next_free = t;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/p2_error.h"
 #include "vm/method.h"
 #include "vm/unload_index.h"
@@ -53,9 +54,7 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
    * recorded as the other thread's. */
   if (kind > 0 && java_thread != NULL && regs != NULL && (regs->sp < w.stack_lo || regs->sp >= w.stack_hi))
     kind = P2_EINVAL;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts); /* AS-Safe (POSIX), vDSO */
-  c->time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  c->time_ns = p2_monotonic_ns();
   c->nframes = 0;
   c->first_java = -1;
   c->kind = kind;

@@ -54,6 +54,7 @@
 #include "vm/javathread.h"
 #include "vm/thread_object.h"
 #include "walk/walk_cache.h"
+#include "common/clock.h"
 
 #define MAX_PER_PASS 256
 
@@ -66,12 +67,6 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started;
 static int period_ms = P2_DRAIN_PERIOD_MS;
 static int drain_cache_min = P2_DRAIN_CACHE_MIN_FRAMES;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 P2_AS_SAFE bool p2_queues_vm_dead(void) { return atomic_load(&vm_dead); }
 P2_AS_SAFE bool p2_queues_supported(void) { return atomic_load(&supported); }
@@ -149,8 +144,7 @@ bool p2_drainer_is(const void *jt) {
   if (jt == atomic_load(&drainer_jt)) return true;
   /* While it attaches (JVMTI ThreadStart runs on it then), before
    * drainer_jt is known: the current thread's own JavaThread*. */
-  return atomic_load(&drainer_known) && pthread_equal(pthread_self(), drainer_pthread) &&
-         jt == p2_thread_current(NULL);
+  return on_drainer_thread() && jt == p2_thread_current(NULL);
 }
 
 /* Set while the drainer sleeps for want of elements (drainer_main). */
@@ -236,7 +230,7 @@ static void rearm_wakeup(ASGST_Queue *q) {
 }
 
 void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = p2_monotonic_ns();
   if (p2_queue_size_info(q->ring).size == 0) {
     rearm_wakeup(q);
     return;
@@ -325,7 +319,7 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
   if (live == &own || live->cap > LIVE_KEEP_FRAMES) p2_live_free(live);
   if (held) p2_program_suspend_release(jvmti, q->java_thread, q->jthread);
   atomic_fetch_add(&q->drains, 1);
-  atomic_fetch_add(&q->drain_ns, (long long)(now_ns() - t0));
+  atomic_fetch_add(&q->drain_ns, (long long)(p2_monotonic_ns() - t0));
 }
 
 /* The last pass, on the VMDeath thread while the VM is still live (the

@@ -9,6 +9,7 @@
 #include "common/p2_error.h"
 #include "safepoint/queue_internal.h"
 #include "walk/walk_cache.h"
+#include "common/clock.h"
 
 /* Freed queues are kept this long after deregistration: a signal handler
  * of their thread that loaded the pointer just before must still find live
@@ -23,12 +24,6 @@ static ASGST_Queue *retired;
 static PROFILE2_QueueStats removed_sum;
 /* The VM-death pass has begun: no queue may join (writers' mutex). */
 static bool closed;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* cds_list_add_rcu / cds_list_del_rcu, with the pointers readers follow
  * stored as C11 release stores. liburcu 0.13's rcu_assign_pointer is a
@@ -151,7 +146,7 @@ void p2_registry_retire(ASGST_Queue *q) {
    * they see q->dead and let go at once. */
   struct timespec pause = {0, 100000};
   while (atomic_load(&q->refs) != 0) nanosleep(&pause, NULL);
-  uint64_t now = now_ns();
+  uint64_t now = p2_monotonic_ns();
   pthread_mutex_lock(&retire_lock);
   q->retired_ns = now;
   q->next_retired = retired;

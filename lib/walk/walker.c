@@ -353,8 +353,7 @@ P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
   if (ci->kind != P2_CODE_BUFFER_BLOB || p2_hs.cont_return_pc == NULL) return false;
   const char *name;
   if (p2_code_vm_name(ci->code_begin, &name) != 1 || name == NULL) return false;
-  for (size_t i = 0; i < sizeof CONT_STUBS_NAME; i++)
-    if (name[i] != CONT_STUBS_NAME[i]) return false;
+  if (strcmp(name, CONT_STUBS_NAME) != 0) return false; /* AS-Safe (POSIX 2016) */
   atomic_store_explicit(&cont_blob, ci->blob, memory_order_relaxed);
   return true;
 }
