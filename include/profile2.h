@@ -185,8 +185,12 @@ enum PROFILE2_Error {
   PROFILE2_CLASS_UNLOADED = -22,
   /* The pc is in code profile2 cannot attribute to any frame kind. */
   PROFILE2_UNKNOWN_CODE = -23,
-  /* The pc is in a compiled method's prologue or epilogue and the frame
-   * could not be reconstructed. */
+  /* The top frame is being built or torn down and could not be
+   * reconstructed: a compiled method's prologue or epilogue, a stub that
+   * keeps no frame HotSpot describes, or the interpreter's entry of a
+   * method before it has saved its caller's sp. (Once the interpreter has
+   * pushed the Method*, the frame is yielded at bci 0; before, the caller
+   * is the top frame, at its call.) */
   PROFILE2_FRAME_NOT_COMPLETE = -24,
   /* The walk reached the boundary of a mounted virtual thread's
    * continuation (JDK 21+); frames below belong to the carrier. */

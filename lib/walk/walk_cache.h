@@ -53,6 +53,7 @@ struct p2_walk_key {
 #define P2_KEY_EXACT_PC 4u
 #define P2_KEY_HAS_RESUME 8u
 #define P2_KEY_TOP 16u
+#define P2_KEY_AFTER_STUB 32u
 
 struct p2_cached_phys {
   struct p2_walk_key key;

@@ -52,6 +52,20 @@ P2_AS_SAFE static int rd(const struct p2_walker *w, const void *addr, const char
   return rc;
 }
 
+/* Does a call instruction end right before ret? */
+P2_AS_SAFE static bool follows_call(const char *ret) {
+  uint8_t b[8];
+  if (p2_safe_copy(b, ret - 8, 8) != 0) return false;
+  /* b[7] is ret[-1]. call rel32: E8; call r/m: FF /2 with 0-, 1- or 4-byte
+   * displacement, optionally after a REX prefix. */
+  if (b[3] == 0xE8) return true;
+  for (int len = 2; len <= 7; len++) {
+    uint8_t op = b[8 - len], modrm = b[8 - len + 1];
+    if (op == 0xFF && (modrm & 0x38) == 0x10) return true;
+  }
+  return false;
+}
+
 /* Is ret the address right after a call instruction in code that calls Java
  * or is called by it? Checked before trusting a return address found by a
  * heuristic (prologue/epilogue), never for frames HotSpot describes. */
@@ -74,16 +88,7 @@ P2_AS_SAFE static bool plausible_return(const char *ret) {
   default:
     return false;
   }
-  uint8_t b[8];
-  if (p2_safe_copy(b, ret - 8, 8) != 0) return false;
-  /* b[7] is ret[-1]. call rel32: E8; call r/m: FF /2 with 0-, 1- or 4-byte
-   * displacement, optionally after a REX prefix. */
-  if (b[3] == 0xE8) return true;
-  for (int len = 2; len <= 7; len++) {
-    uint8_t op = b[8 - len], modrm = b[8 - len + 1];
-    if (op == 0xFF && (modrm & 0x38) == 0x10) return true;
-  }
-  return false;
+  return follows_call(ret);
 }
 
 /* The position of the physical frame being decoded. */
@@ -109,6 +114,15 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
     if (!in_stack(w, w->cur.fp)) return P2_EINCONSISTENT;
     if ((rc = rd(w, w->cur.fp + 8, &pc)) != 0 || (rc = rd(w, w->cur.fp, &fp)) != 0) return rc;
     sp = w->cur.fp + 16;
+    /* The nmethod entry barrier's stub (StubGenerator::
+     * generate_method_entry_barrier, every collector on JDK 25) pushes a
+     * cookie of -1 between its return address and its rbp frame, for a
+     * deoptimization to overwrite. */
+    if (w->sender_kind == SENDER_FP_CHAIN && pc == (const char *)(uintptr_t)-1) {
+      if ((rc = rd(w, w->cur.fp + 16, &pc)) != 0) return rc;
+      if (!plausible_return(pc)) return P2_EINCONSISTENT;
+      sp = w->cur.fp + 24;
+    }
     usp = sp;
     /* interpreter_frame_sender_sp: the caller's sp before a c2i adapter
      * extended it (frame::sender_for_interpreter_frame). */
@@ -175,11 +189,13 @@ P2_AS_SAFE static int enter_older_segment(struct p2_walker *w) {
   return 1;
 }
 
-static atomic_uint_fast64_t n_frameless, n_frameless_failed;
+static atomic_uint_fast64_t n_frameless, n_frameless_failed, n_interp_entry, n_interp_unbegun;
 
 P2_AS_SAFE void p2_walker_stats(struct p2_walker_stats *out) {
   out->frameless_top = atomic_load_explicit(&n_frameless, memory_order_relaxed);
   out->frameless_top_failed = atomic_load_explicit(&n_frameless_failed, memory_order_relaxed);
+  out->interpreter_entry_top = atomic_load_explicit(&n_interp_entry, memory_order_relaxed);
+  out->interpreter_unbegun_top = atomic_load_explicit(&n_interp_unbegun, memory_order_relaxed);
 }
 
 /* Where the return address of the top compiled frame is, given that the
@@ -263,12 +279,74 @@ P2_AS_SAFE static const char *debug_pc(const struct p2_walker *w, const struct p
   return orig;
 }
 
+/* Has the signal hit a stub between the two instructions of its frame's
+ * set-up, `push rbp; mov rbp, rsp`? Then rbp is still the caller's, and
+ * the return address lies above the saved rbp. */
+P2_AS_SAFE static bool between_push_and_mov_rbp(const char *pc) {
+  uint8_t b[4];
+  if (p2_safe_copy(b, pc - 1, 4) != 0) return false;
+  return b[0] == 0x55 && b[1] == 0x48 && ((b[2] == 0x89 && b[3] == 0xE5) || (b[2] == 0x8B && b[3] == 0xEC));
+}
+
+/* Does the nmethod have debug information exactly at pc? */
+P2_AS_SAFE static bool has_scopes_at(const void *nm, const char *code_begin, const char *pc) {
+  struct p2_scope_cursor c;
+  return p2_scopes_find(nm, code_begin, pc, true, &c) == 0;
+}
+
+/* Where a leaf call to a stub resumes in its caller. The out-of-line slow
+ * paths of compiled code (C1's CodeStubs, JDK 25's C2 barrier stubs) call a
+ * stub and then jump back to the main code: `call stub; jmp continuation`.
+ * Neither the return address nor what follows it in the slow-path section
+ * has debug information of its own; the continuation is where the code
+ * that took the slow path goes on, so its nearest PcDesc names the frame.
+ * Used only where ret has no PcDesc: a safepoint poll's pc has one, and
+ * may be followed by a jump. Any other return address is kept. */
+P2_AS_SAFE static const char *stub_call_continuation(const char *ret, const struct p2_code_info *ci) {
+  uint8_t b[5];
+  const char *target;
+  if (p2_safe_copy(b, ret, 5) != 0) return ret;
+  if (b[0] == 0xE9) { /* jmp rel32 */
+    int32_t rel = (int32_t)((uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 | (uint32_t)b[4] << 24);
+    target = ret + 5 + rel;
+  } else if (b[0] == 0xEB) { /* jmp rel8 */
+    target = ret + 2 + (int8_t)b[1];
+  } else {
+    return ret;
+  }
+  return target >= ci->code_begin && target < ci->code_end ? target : ret;
+}
+
 P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   const struct p2_hs *h = &p2_hs;
   const char *fp = w->cur.fp, *method, *bcp, *cm;
   uint16_t code_size;
   int64_t flags;
   if (!in_stack(w, fp)) return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+  /* At the top of a walk from the signal's registers, is the frame whole?
+   * The interpreter builds it below rbp by pushes in slot order
+   * (TemplateInterpreterGenerator::generate_fixed_frame, JDK 17 and 25):
+   * the sender's sp, last_sp, the Method*, ..., the bcp, and last the
+   * initial expression stack pointer one slot below the bcp's. A slot not
+   * pushed yet holds what an older frame left there: a Method* and a bcp
+   * into it, consistent and wrong. Frames below the top, and frames at the
+   * anchor, are whole. */
+  bool complete = true;
+  if (w->top && !w->start_at_anchor) {
+    uintptr_t f_addr = (uintptr_t)fp, sp_addr = (uintptr_t)w->cur.sp;
+    uintptr_t pushed = sp_addr > f_addr ? 0 : f_addr - sp_addr;
+    /* Until the sender's sp is pushed the caller's frame cannot be
+     * located (a compiled caller's c2i adapter extended it). */
+    if (sp_addr > f_addr || pushed < 8) return P2_EFRAMEINCOMPLETE;
+    if (pushed < (uintptr_t)(-h->ver->interp_method_slot * 8L)) {
+      /* The Method* is still only in a register: the frame is not begun
+       * as far as memory says. The sample is the caller's, at its call. */
+      atomic_fetch_add_explicit(&n_interp_unbegun, 1, memory_order_relaxed);
+      w->sender_kind = SENDER_INTERPRETED;
+      return 2;
+    }
+    complete = pushed >= (uintptr_t)(-(h->ver->interp_bcp_slot - 1) * 8L);
+  }
   if (rd(w, fp + h->ver->interp_method_slot * 8L, &method) != 0 || method == NULL ||
       rd(w, p2_addr(method, h->method_const), &cm) != 0 || cm == NULL ||
       p2_safe_u16(cm, h->cm_code_size, &code_size) != 0 ||
@@ -285,15 +363,25 @@ P2_AS_SAFE static int interpreted_frame(struct p2_walker *w, ASGST_Frame *f) {
   } else {
     const char *base = p2_addr(cm, h->cm_sizeof);
     if (rd(w, fp + h->ver->interp_bcp_slot * 8L, &bcp) != 0) return P2_EFAULT;
-    if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size)
-      return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
-    /* The signal's bcp register is newer than the slot (struct p2_regs).
-     * Only a frame the slot shows complete is refined by it: while a frame
-     * is built or torn down the register may point into this method's
-     * bytecodes (recursion, a method's entry) before the frame is whole. */
-    if (w->top && w->top_bcp != NULL && (uintptr_t)w->top_bcp >= (uintptr_t)base &&
-        (uintptr_t)w->top_bcp < (uintptr_t)base + code_size)
-      bcp = w->top_bcp;
+    bool top_bcp_here = w->top && w->top_bcp != NULL && (uintptr_t)w->top_bcp >= (uintptr_t)base &&
+                        (uintptr_t)w->top_bcp < (uintptr_t)base + code_size;
+    if (!complete) {
+      /* Being built, the Method* pushed, the bcp slot not yet: the bcp
+       * register was set to the method's first bytecode before the
+       * Method* was pushed. A register that says otherwise means this is
+       * not the state the frame is in. */
+      if (w->top_bcp != NULL && !top_bcp_here) return P2_EFRAMEINCOMPLETE;
+      atomic_fetch_add_explicit(&n_interp_entry, 1, memory_order_relaxed);
+      bcp = base;
+    } else {
+      if ((uintptr_t)bcp < (uintptr_t)base || (uintptr_t)bcp >= (uintptr_t)base + code_size)
+        return w->top ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
+      /* The signal's bcp register is newer than the slot (struct p2_regs).
+       * Only a frame the slot shows complete is refined by it: while a
+       * frame is torn down, or before the callee's frame is begun, the
+       * register may point elsewhere (the sender's sp at a call). */
+      if (top_bcp_here) bcp = w->top_bcp;
+    }
     f->type = ASGST_FRAME_JAVA;
     f->bci = (int)((uintptr_t)bcp - (uintptr_t)base);
   }
@@ -364,8 +452,9 @@ P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
 P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   struct p2_code_info ci;
   int rc = p2_code_classify(w->cur.pc, &ci);
-  bool exact = !(w->top && !w->start_at_anchor), after_leaf = w->after_leaf;
+  bool exact = !(w->top && !w->start_at_anchor), after_leaf = w->after_leaf, after_stub = w->after_stub;
   w->after_leaf = false;
+  w->after_stub = false;
   if (rc != 0) return rc;
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
@@ -381,7 +470,8 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       f->comp_level = -1;
       return 0;
     }
-    w->advance_pending = rc == 1;
+    /* 2: a frame not begun (interpreted_frame): on to its caller */
+    w->advance_pending = rc == 1 || rc == 2;
     return rc;
 
   case P2_CODE_NMETHOD: {
@@ -397,12 +487,13 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       set_position(f, w, ASGST_FRAME_JAVA);
       return 0;
     }
+    const char *lookup = debug_pc(w, &ci);
+    if (after_stub && !has_scopes_at(ci.blob, ci.code_begin, lookup)) lookup = stub_call_continuation(lookup, &ci);
     if (w->options & P2_WALK_PHYSICAL) {
-      w->phys =
-          (struct p2_phys){P2_PHYS_COMPILED, ci.method, NULL, ci.blob, debug_pc(w, &ci), ci.compile_id, exact_pc};
+      w->phys = (struct p2_phys){P2_PHYS_COMPILED, ci.method, NULL, ci.blob, lookup, ci.compile_id, exact_pc};
       return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA);
     }
-    rc = p2_scopes_find(ci.blob, ci.code_begin, debug_pc(w, &ci), exact_pc, &w->scopes);
+    rc = p2_scopes_find(ci.blob, ci.code_begin, lookup, exact_pc, &w->scopes);
     if (rc == 1) {
       /* No debug information at this pc: the physical method, bci unknown;
        * its inlined callees (if the pc is in one) cannot be named. */
@@ -451,10 +542,21 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       if (in_stack(w, w->cur.sp) && rd(w, w->cur.sp, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 0;
+      } else if (!exact && between_push_and_mov_rbp(w->cur.pc) && in_stack(w, w->cur.sp + 8) &&
+                 rd(w, w->cur.sp + 8, &ret) == 0 && plausible_return(ret)) {
+        w->sender_kind = SENDER_FRAMELESS;
+        w->ret_offset = 8;
       } else
         w->sender_kind = SENDER_FP_CHAIN;
     }
     w->advance_pending = true;
+    /* Stubs are called without debug information at the return address
+     * when the call is a leaf (the arraycopy stubs, the GC barriers' slow
+     * paths of C1 and of JDK 25's C2): the caller is looked up as after a
+     * leaf call into C code. A call that has debug information is still
+     * found exactly (p2_scopes_find prefers the PcDesc at the pc). */
+    w->after_leaf = true;
+    w->after_stub = true;
     if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
       set_position(f, w, ASGST_FRAME_NON_JAVA);
       /* Classified at its pc as it is, return address or not (above). */
@@ -470,11 +572,15 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
 
   case P2_CODE_LIBJVM:
   case P2_CODE_NATIVE:
-    /* Only reachable at the top of a thread in Java state: a leaf call into
-     * C code (e.g. SharedRuntime::dsin) that sets no anchor. Unwind to the
-     * Java caller. */
-    if (!w->top || w->steps > MAX_LEAF_HOPS) return P2_EUNKNOWNCODE;
-    enter_native(w, &w->cur, !w->start_at_anchor, NULL);
+    /* Reachable at the top of a thread in Java state: a leaf call into C
+     * code (e.g. SharedRuntime::dsin) that sets no anchor; unwind to the
+     * Java caller. And below a stub that C code called (ICache's
+     * flush_icache_stub, called by the compiler threads): the return
+     * address leads back into that C code. */
+    if (!(w->top || (after_stub && ci.kind == P2_CODE_LIBJVM && follows_call(w->cur.pc))) ||
+        w->steps > MAX_LEAF_HOPS)
+      return P2_EUNKNOWNCODE;
+    enter_native(w, &w->cur, w->top && !w->start_at_anchor, NULL);
     w->native = true;
     return 2;
 

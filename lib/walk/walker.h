@@ -70,6 +70,7 @@ struct p2_walker {
   bool top;                          /* cur is the first physical frame */
   const char *top_bcp;               /* struct p2_regs.bcp of the signal (top frame only) */
   bool after_leaf;                   /* cur called C code by a leaf call (no debug info at its pc) */
+  bool after_stub;                   /* ... and the callee was a stub in the code cache */
   /* a compiled frame being expanded into Java frames */
   struct p2_scope_cursor scopes;
   bool in_scopes;
@@ -140,6 +141,11 @@ struct p2_walker_stats {
   /* top compiled frames whose pc was in a prologue or an epilogue, where the
    * frame is (partly) not built: walked on from the instructions, or not */
   uint64_t frameless_top, frameless_top_failed;
+  /* top interpreted frames still being built at a method's entry, named
+   * from the Method* slot and the bcp register */
+  uint64_t interpreter_entry_top;
+  /* ... not begun (the Method* not pushed yet): the caller is the top */
+  uint64_t interpreter_unbegun_top;
 };
 
 /* HotSpot's name of the generated code (a stub, an adapter, the

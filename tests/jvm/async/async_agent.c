@@ -328,6 +328,9 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
       "in Java)\n",
       (unsigned long)ws.frameless_top, (unsigned long)ws.frameless_top_failed,
       j ? 100.0 * (double)(ws.frameless_top + ws.frameless_top_failed) / (double)j : 0.0);
+  printf("async walks: top interpreted frames still being built at a method's entry: %lu named, %lu not begun "
+         "(the caller on top)\n",
+         (unsigned long)ws.interpreter_entry_top, (unsigned long)ws.interpreter_unbegun_top);
   print_codes("in Java", codes_java);
   print_codes("other", codes_other);
   PROFILE2_WalkCacheStats cs, sum = {0};
