@@ -217,8 +217,8 @@ def java_env(a, home):
 
 def profile2_run(a, label, base, command, env, cwd, timeout=300):
     # Not `quiet`: it would also drop profile2's list of the files.
-    cmd = [a.profile2, "run", "-i", a.interval, "-o", base + ".collapsed", "-o", base + ".txt", "threads",
-           "--"] + command
+    cmd = [a.profile2, "run", "-i", a.interval, "-o", base + ".collapsed", "-o", base + ".txt", "threads"] + \
+        a.agent_opt + ["--"] + command
     r = run_tree(cmd, env, cwd, timeout)
     listed = re.findall(r"^profile2: output: (.*)$", r.err, re.M)
     wrote = re.findall(r"^profile2: wrote (.*)$", r.err, re.M)  # one line per process that wrote
@@ -455,7 +455,7 @@ def tasks(pid):
 
 def attach(a, label, pid, event, base):
     cmd = [a.profile2, "attach", str(pid), "-e", event, "-i", a.interval, "--duration", a.duration,
-           "-o", base + ".collapsed", "-o", base + ".txt", "threads"]
+           "-o", base + ".collapsed", "-o", base + ".txt", "threads"] + a.agent_opt
     before = tasks(pid)
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
@@ -661,6 +661,8 @@ def main():
                     help="jetty cpu: org/eclipse/jetty/server/ frames on the pool threads' samples, at least")
     ap.add_argument("--javac-share", type=float, default=0.7, help="ant: javac frames on main's samples, at least")
     ap.add_argument("--show-summary", action="store_true", help="print the text summary")
+    ap.add_argument("--agent-opt", action="append", default=[],
+                    help="one more agent option for profile2 (e.g. walk=safepoint); repeatable")
     a = ap.parse_args()
     a.walk = "signal"
     a.profile2 = os.path.abspath(a.profile2)
