@@ -98,11 +98,15 @@ enum p2_splice_outcome p2_splice(ASGST_Iterator *it, const struct p2_capture *c,
     if (l < 0 || !s->frames[l].resumable || !same_frame(cf, &s->frames[l])) continue;
     any_live = true;
     /* The shallowest captured frame that is live: the captured frames
-     * below it must be the live ones below it, frame for frame. */
+     * below it must be the live ones below it, frame for frame. Where they
+     * are not, the match was another activation in the same place (the
+     * thread returned below it, went on and called the same code again,
+     * e.g. the same VM function from the same interpreted method, whose
+     * bcp has moved): a deeper captured frame may still be the sample's. */
     bool agree = true;
     for (int jj = j + 1, ll = l + 1; jj < c->nframes && agree; jj++, ll++)
       agree = ll < s->n && same_frame(&c->frames[jj], &s->frames[ll]);
-    if (!agree) break;
+    if (!agree) continue;
     p2_element_iter_init(it, c, j, &s->frames[l].snap, options & ASGST_INCLUDE_NON_JAVA_FRAMES, 0);
     if (cf->kind == P2_PHYS_INTERPRETED) p2_element_iter_set_splice_bci(it, cf->bci);
     return P2_SPLICED;
