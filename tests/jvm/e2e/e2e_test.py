@@ -87,7 +87,12 @@ FAILURES = []
 
 # walk=safepoint: the largest share of drained elements that may be stale
 # (check_profile says where it comes from).
-STALE_LIMIT = 0.08
+STALE_LIMIT = 0.06
+
+# The largest share of the busy thread's samples that may be incomplete
+# walks, for this file's scenarios (check_counted says where it comes from;
+# e2e_programs_test.py keeps the default there).
+INCOMPLETE_LIMIT = 0.03
 
 
 def check(cond, what):
@@ -653,13 +658,15 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
                   "1 %%)" % (label, libc_off, total))
     # Walks fail on Java threads (native walks of JIT and GC threads do
     # not, and dilute the rate of the whole profile): the busy thread's
-    # rate is the one a user sees. Seen with walk=signal: 0.6 % (Xalan),
-    # 3-4 % (javac), 4.5-6 % (H2, whose main thread spends time in the
-    # arraycopy stubs: -21 under [unknown]); with walk=safepoint, javac
-    # 9-13 %: drained elements that fail at once with -21 (no frames), 7-9
-    # % of main's samples. The bounds catch a walk that breaks, not those.
+    # rate is the one a user sees. Since the walker goes on through stubs
+    # and interpreter entries (bench/RESULTS.md, "Incomplete walks"), in
+    # 70 runs of this file's ten tests (4 plain, 3 ASan, 2026-11-28): at
+    # most 1.0 % (javac), 0.4 % (Xalan), 0.3 % (H2), either walk, JDK 17
+    # and 25 (docs/testing.md). INCOMPLETE_LIMIT is 3x the largest. The
+    # programs of e2e_programs_test.py keep the looser bounds set before
+    # (3-6 % seen then on javac and H2): their distribution is not measured.
     if limit is None:
-        limit = 0.10 if a.walk == "signal" else 0.15
+        limit = getattr(a, "incomplete_limit", None) or (0.10 if a.walk == "signal" else 0.15)
     nerr = sum(seen["error"].values())
     nerr_busy = sum(n for f, n in mine if any(x.startswith("[error:") for x in f))
     info("incomplete walks: weight %d of %d (%.1f %%), %d of %s's %d (%.1f %%)"
@@ -675,12 +682,12 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
             check(queued > 0 and drained == queued, "%s: every queued element drained (%d of %d)" % (label, drained, queued))
             # How many go stale depends on how soon the frames below the
             # captured ones return, so on the drain's latency and the
-            # capture's depth. With the agent's capture=64 and the drainer's
-            # 1 ms period: javac 1.6-2.4 % (its deep visitor recursion; 57 %
-            # with capture=16), Xalan 0-0.1 %, in 7 runs on JDK 17 and 25,
-            # plain and ASan (docs/testing.md, "Stale elements"). The limit
-            # is 3.3x the largest seen; a capture or a drain that falls
-            # behind goes far past it.
+            # capture's depth. With the agent's capture=64, the drainer's
+            # 1 ms period and the splice that looks past a disagreeing match:
+            # javac 0.6-1.8 %, Xalan 0.0-0.1 %, in 28 runs (4 plain, 3 ASan,
+            # JDK 17 and 25, 2026-11-28; docs/testing.md, "Stale elements").
+            # The limit is 3.3x the largest seen; a capture or a drain that
+            # falls behind goes far past it (57 % with capture=16).
             share = st / max(drained, 1)
             info("stale: %d of %d drained elements (%.1f %%)" % (st, drained, 100 * share))
             check(share <= STALE_LIMIT, "%s: %d of %d drained elements are stale (%.1f %%, at most %d %%)"
@@ -766,6 +773,7 @@ def main():
     ap.add_argument("--size", type=int, default=0, help="the work's size (classes, items, join side)")
     ap.add_argument("--show-summary", action="store_true", help="print the text summary")
     a = ap.parse_args()
+    a.incomplete_limit = INCOMPLETE_LIMIT
     if os.path.isdir(a.workdir):
         shutil.rmtree(a.workdir)
     os.makedirs(a.workdir)
