@@ -141,8 +141,8 @@ struct p2_walker_stats {
   /* top compiled frames whose pc was in a prologue or an epilogue, where the
    * frame is (partly) not built: walked on from the instructions, or not */
   uint64_t frameless_top, frameless_top_failed;
-  /* top interpreted frames still being built at a method's entry, named
-   * from the Method* slot and the bcp register */
+  /* top interpreted frames still being built at a method's entry (the
+   * Method* pushed, the bcp slot not yet): named at bci 0 */
   uint64_t interpreter_entry_top;
   /* ... not begun (the Method* not pushed yet): the caller is the top */
   uint64_t interpreter_unbegun_top;
