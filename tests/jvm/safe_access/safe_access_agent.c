@@ -9,6 +9,7 @@
 #include <jvmti.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ struct probe {
 
 static struct probe *probes;
 static atomic_long next_probe;
-static atomic_long mismatches, good_reads, bad_reads, handler_runs;
+static atomic_long mismatches, good_reads, bad_reads, handler_runs, changed;
 static atomic_bool finished;
 static long mismatch_case[8];
 static long pagesz;
@@ -104,9 +105,17 @@ static void on_prof(int sig, siginfo_t *info, void *uc) {
     int rc = p2_safe_load_u64(probes[i].addr, &v);
     if (rc == 0) {
       atomic_fetch_add(&good_reads, 1);
-      if (!readable || v != expected) {
+      /* The bytes are compared only where nothing writes them (the
+       * classes of fixed, data and read-only addresses): a random address
+       * may land in memory the JVM (or, under ASan, the shadow of every
+       * allocation) writes between the two reads, as it did once in a
+       * clean-clone ASan run (2026-11-28, class 2). */
+      bool stable = i % 8 == 0 || i % 8 == 3 || i % 8 == 4 || i % 8 == 5 || i % 8 == 7;
+      if (!readable || (stable && v != expected)) {
         atomic_fetch_add(&mismatches, 1);
         mismatch_case[i % 8]++;
+      } else if (v != expected) {
+        atomic_fetch_add(&changed, 1);
       }
     } else {
       atomic_fetch_add(&bad_reads, 1);
@@ -159,6 +168,9 @@ JNIEXPORT jlong JNICALL Java_SafeAccessFixture_report(JNIEnv *env, jclass c) {
          atomic_load(&good_reads), atomic_load(&bad_reads), mm);
   printf("safe_access: cost %.2f ns per successful 8-byte read, %.0f ns per faulting read\n", good_ns,
          bad_ns);
+  printf("safe_access: %ld random addresses read other bytes than the kernel's read just before (memory "
+         "written meanwhile; not a disagreement)\n",
+         atomic_load(&changed));
   for (int c = 0; c < 8; c++)
     if (mismatch_case[c]) printf("safe_access: %ld disagreements in address class %d\n", mismatch_case[c], c);
   fflush(stdout);
