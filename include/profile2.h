@@ -125,7 +125,13 @@ enum ASGST_FrameTypeId {
 typedef struct {
   uint8_t type;        /* enum ASGST_FrameTypeId, 0 on error */
   int comp_level;      /* 0 interpreted, 1-4 compiled tier, -1 unknown */
-  int bci;             /* bytecode index, -1 where there is none */
+  int bci;             /* bytecode index, -1 where there is none. A compiled
+                        * top frame walked from a signal (an interrupted pc,
+                        * not a call) is named, with its inlined methods, by
+                        * the debug information recorded at or before the pc
+                        * in code compiled with DebugNonSafepoints, where
+                        * AsyncGetCallTrace and JFR take the record after it
+                        * (docs/agent.md, "Compiled code") */
   ASGST_Method method; /* NULL for non-Java frames, and for a queue element's
                         * captured frame whose method HotSpot freed before
                         * the drain (see ASGST_GetMethodInfo) */

@@ -37,7 +37,7 @@ P2_AS_SAFE static void record(struct p2_cframe *cf, struct p2_walker *w, const A
   cf->compile_id = w->phys.compile_id;
   cf->bci = f->bci;
   cf->comp_level = (int8_t)f->comp_level;
-  cf->pad = 0;
+  cf->match = w->phys.match;
 }
 
 P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const struct p2_regs *regs, int options,
@@ -112,7 +112,7 @@ P2_AS_SAFE bool p2_capture_same(const struct p2_capture *a, const struct p2_capt
     const struct p2_cframe *x = i < 0 ? &a->below : &a->frames[i], *y = i < 0 ? &b->below : &b->frames[i];
     if (x->pc != y->pc || x->sp != y->sp || x->fp != y->fp || x->code != y->code || x->method != y->method ||
         x->debug_pc != y->debug_pc || x->compile_id != y->compile_id || x->bci != y->bci || x->kind != y->kind ||
-        x->comp_level != y->comp_level || x->exact != y->exact)
+        x->comp_level != y->comp_level || x->exact != y->exact || x->match != y->match)
       return false;
   }
   return true;

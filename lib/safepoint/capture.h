@@ -33,7 +33,7 @@ struct p2_cframe {
   uint8_t kind;           /* enum p2_phys_kind */
   int8_t comp_level;
   bool exact;
-  uint8_t pad;
+  uint8_t match;          /* compiled: enum p2_pc_match for debug_pc */
 };
 
 /* Why an interpreted frame keeps its method's identity: the frame may

@@ -132,7 +132,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       return yield_method(it, f);
     case P2_PHYS_COMPILED:
       if ((rc = same_code(cf, &ci)) != 0) return rc;
-      rc = p2_scopes_find(ci.blob, ci.code_begin, cf->debug_pc, cf->exact, &it->scopes);
+      rc = p2_scopes_find(ci.blob, ci.code_begin, ci.code_end, cf->debug_pc, (enum p2_pc_match)cf->match, &it->scopes);
       if (rc == 1) {
         /* no debug information at this pc: the physical method */
         f->type = ASGST_FRAME_JAVA;

@@ -69,16 +69,23 @@ static int find_sp(const struct p2_live_stack *s, const char *sp) {
 }
 
 /* Is live frame lf the activation captured as cf? Same stack slot and the
- * same place in the same code: for compiled frames the same nmethod and pc
- * (a return address, unless the thread stopped exactly where it was
- * sampled); for interpreted frames the same Method* and bcp (their pc is
- * the interpreter's). */
+ * same place in the same code: for compiled frames the same nmethod and
+ * return address; for interpreted frames the same Method* and bcp (their pc
+ * is the interpreter's). A compiled frame captured at a pc that is not a
+ * return address (the top frame's interrupted pc, or a caller of a leaf
+ * call) never matches: where the thread stopped at that very pc (a
+ * safepoint poll), the live walk looks the pc up as a return address, the
+ * signal-time walk as an interrupted pc (walker.c, decode), and the two can
+ * name different PcDescs. Its caller, or the frame below the capture, is
+ * the splice point, and the frame is decoded from the capture as the
+ * signal-time walk named it. */
 static bool same_frame(const struct p2_cframe *cf, const struct p2_live_frame *lf) {
   if (cf->sp != lf->sp || (int)cf->kind != (int)lf->phys.kind) return false;
   switch (cf->kind) {
   case P2_PHYS_INTERPRETED:
     return cf->method == lf->phys.method && cf->code == lf->phys.bcp;
   case P2_PHYS_COMPILED:
+    return cf->exact && cf->code == lf->phys.blob && cf->pc == lf->pc;
   case P2_PHYS_NATIVE_WRAPPER:
     return cf->code == lf->phys.blob && cf->pc == lf->pc;
   case P2_PHYS_NATIVE:

@@ -72,8 +72,9 @@ P2_AS_SAFE static int read_pcdesc(const char *desc, int32_t *off, int32_t *scope
   return rc != 0 ? rc : p2_safe_i32(desc, h->pcdesc_scope_offset, scope);
 }
 
-P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void *pc, bool exact,
-                              struct p2_scope_cursor *out) {
+P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const char *code_end, const void *pc,
+                              enum p2_pc_match match, struct p2_scope_cursor *out) {
+  bool exact = match == P2_PC_AT;
   const struct p2_hs *h = &p2_hs;
   struct debug_info d;
   int rc = read_debug_info(nm, &d);
@@ -81,16 +82,19 @@ P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void
   int64_t target = (const char *)pc - code_begin;
   long n = (d.pcs_end - d.pcs_begin) / h->pcdesc_sizeof;
   if (n <= 0 || n > MAX_PCDESCS) return P2_EINCONSISTENT;
+  bool before = match == P2_PC_INTERRUPTED && code_end - code_begin < (long)P2_DENSE_PCDESC_BYTES * n;
   /* PcDescs are sorted by pc_offset: binary search for the first whose
-   * pc_offset >= target. Each probe reads the scope offset too, so the
-   * PcDesc found needs no further read. */
+   * pc_offset >= target (> target when looking at or before it). Each
+   * probe reads the scope offset too, so the PcDesc found needs no further
+   * read. */
+  int64_t bound = before ? target + 1 : target;
   long lo = 0, hi = n;
   int32_t off = 0, scope = 0;
   while (lo < hi) {
     long mid = lo + (hi - lo) / 2;
     int32_t o, sc;
     if ((rc = read_pcdesc(d.pcs_begin + mid * h->pcdesc_sizeof, &o, &sc)) != 0) return rc;
-    if (o < target) {
+    if (o < bound) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -98,7 +102,13 @@ P2_AS_SAFE int p2_scopes_find(const void *nm, const char *code_begin, const void
       scope = sc;
     }
   }
-  if (lo >= n) return exact ? P2_EINCONSISTENT : 1;
+  if (before) {
+    /* the last PcDesc at or before the pc: the one before the first after it */
+    if (lo == 0) return 1;
+    if ((rc = read_pcdesc(d.pcs_begin + (lo - 1) * h->pcdesc_sizeof, &off, &scope)) != 0) return rc;
+  } else if (lo >= n) {
+    return exact ? P2_EINCONSISTENT : 1;
+  }
   if (exact && off != target) return P2_EINCONSISTENT;
   if (scope <= 0) return exact ? P2_EINCONSISTENT : 1; /* no debug info at this pc */
   out->nm = nm;

@@ -87,3 +87,10 @@ P2_AS_SAFE long p2_epilogue_ret_offset(const char *pc) {
     return 0;
   return -1;
 }
+
+P2_AS_SAFE bool p2_between_push_and_mov_rbp(const char *pc) {
+  uint8_t b[4];
+  if (p2_safe_copy(b, pc - 1, 4) != 0) return false;
+  /* push rbp (55), then mov rbp, rsp in either encoding (48 89 e5, 48 8b ec) */
+  return b[0] == 0x55 && b[1] == 0x48 && ((b[2] == 0x89 && b[3] == 0xE5) || (b[2] == 0x8B && b[3] == 0xEC));
+}

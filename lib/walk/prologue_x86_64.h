@@ -6,6 +6,7 @@
 #ifndef P2_PROLOGUE_X86_64_H
 #define P2_PROLOGUE_X86_64_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/p2_compiler.h"
@@ -23,5 +24,11 @@ long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, 
  * return address from sp (0 or 8); -1 if pc is not in such an epilogue.
  * Context: AS-Safe. */
 long p2_epilogue_ret_offset(const char *pc);
+
+/* Is pc between the two instructions of a frame's set-up, `push rbp; mov
+ * rbp, rsp` (the stubs' frames)? Then rbp is still the caller's and the
+ * return address lies above the saved rbp.
+ * Context: AS-Safe. */
+bool p2_between_push_and_mov_rbp(const char *pc);
 
 #endif

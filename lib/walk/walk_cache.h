@@ -49,11 +49,11 @@ struct p2_walk_key {
   uint32_t flags;                   /* P2_KEY_* */
 };
 #define P2_KEY_NATIVE 1u
-#define P2_KEY_AFTER_LEAF 2u
+#define P2_KEY_AFTER_LEAF 2u  /* P2_CALLEE_LEAF_C */
 #define P2_KEY_EXACT_PC 4u
 #define P2_KEY_HAS_RESUME 8u
 #define P2_KEY_TOP 16u
-#define P2_KEY_AFTER_STUB 32u
+#define P2_KEY_AFTER_STUB 32u /* P2_CALLEE_STUB */
 
 struct p2_cached_phys {
   struct p2_walk_key key;

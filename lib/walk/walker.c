@@ -279,21 +279,6 @@ P2_AS_SAFE static const char *debug_pc(const struct p2_walker *w, const struct p
   return orig;
 }
 
-/* Has the signal hit a stub between the two instructions of its frame's
- * set-up, `push rbp; mov rbp, rsp`? Then rbp is still the caller's, and
- * the return address lies above the saved rbp. */
-P2_AS_SAFE static bool between_push_and_mov_rbp(const char *pc) {
-  uint8_t b[4];
-  if (p2_safe_copy(b, pc - 1, 4) != 0) return false;
-  return b[0] == 0x55 && b[1] == 0x48 && ((b[2] == 0x89 && b[3] == 0xE5) || (b[2] == 0x8B && b[3] == 0xEC));
-}
-
-/* Does the nmethod have debug information exactly at pc? */
-P2_AS_SAFE static bool has_scopes_at(const void *nm, const char *code_begin, const char *pc) {
-  struct p2_scope_cursor c;
-  return p2_scopes_find(nm, code_begin, pc, true, &c) == 0;
-}
-
 /* Where a leaf call to a stub resumes in its caller. The out-of-line slow
  * paths of compiled code (C1's CodeStubs, JDK 25's C2 barrier stubs) call a
  * stub and then jump back to the main code: `call stub; jmp continuation`.
@@ -452,15 +437,15 @@ P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
 P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   struct p2_code_info ci;
   int rc = p2_code_classify(w->cur.pc, &ci);
-  bool exact = !(w->top && !w->start_at_anchor), after_leaf = w->after_leaf, after_stub = w->after_stub;
-  w->after_leaf = false;
-  w->after_stub = false;
+  bool exact = !(w->top && !w->start_at_anchor);
+  bool after_leaf = w->callee != P2_CALLEE_CALL, after_stub = w->callee == P2_CALLEE_STUB;
+  w->callee = P2_CALLEE_CALL;
   if (rc != 0) return rc;
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
     rc = interpreted_frame(w, f);
     if (rc == 1 && (w->options & P2_WALK_PHYSICAL)) {
-      w->phys = (struct p2_phys){P2_PHYS_INTERPRETED, f->method, NULL, NULL, NULL, 0, true};
+      w->phys = (struct p2_phys){P2_PHYS_INTERPRETED, f->method, NULL, NULL, NULL, 0, true, P2_PC_AT};
       if (f->bci >= 0) rd(w, w->cur.fp + p2_hs.ver->interp_bcp_slot * 8L, (const char **)&w->phys.bcp);
     }
     if (rc == 1 && (w->options & ASGST_END_ON_FIRST_JAVA_FRAME) && f->type == ASGST_FRAME_JAVA) {
@@ -488,12 +473,30 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       return 0;
     }
     const char *lookup = debug_pc(w, &ci);
-    if (after_stub && !has_scopes_at(ci.blob, ci.code_begin, lookup)) lookup = stub_call_continuation(lookup, &ci);
+    /* An interrupted pc is named by the last PcDesc at or before it where
+     * the code has DebugNonSafepoints' records: C2 records each run of
+     * instructions with one JVM state at the start of its last one, so a
+     * multi-instruction node (a long division with its checks) lies after
+     * its PcDesc, and the first PcDesc after the pc can belong to another
+     * inlined method placed next in the code. HotSpot's own lookup (pc + 1,
+     * forte.cpp, which AsyncGetCallTrace and JFR use) takes that one: on
+     * the bundled demo it put a long-division loop that takes 42 % of the
+     * time (the program's own clock) on the floating-point loop laid out
+     * after it, in most runs (tests/jvm/agent, timed sections). Code with
+     * only safepoint records (compiled before an attach turned the flag
+     * on) is named by the next one, its loop's poll (p2_scopes_find). */
+    enum p2_pc_match match = exact_pc                  ? P2_PC_AT
+                             : exact || lookup != w->cur.pc ? P2_PC_AT_OR_AFTER
+                                                            : P2_PC_INTERRUPTED;
+    /* Below a stub: the PcDesc at the return address where there is one,
+     * else the continuation's (stub_call_continuation). */
+    bool found = after_stub && p2_scopes_find(ci.blob, ci.code_begin, ci.code_end, lookup, P2_PC_AT, &w->scopes) == 0;
+    if (after_stub && !found) lookup = stub_call_continuation(lookup, &ci);
     if (w->options & P2_WALK_PHYSICAL) {
-      w->phys = (struct p2_phys){P2_PHYS_COMPILED, ci.method, NULL, ci.blob, lookup, ci.compile_id, exact_pc};
+      w->phys = (struct p2_phys){P2_PHYS_COMPILED, ci.method, NULL, ci.blob, lookup, ci.compile_id, exact_pc, match};
       return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA);
     }
-    rc = p2_scopes_find(ci.blob, ci.code_begin, lookup, exact_pc, &w->scopes);
+    rc = found ? 0 : p2_scopes_find(ci.blob, ci.code_begin, ci.code_end, lookup, match, &w->scopes);
     if (rc == 1) {
       /* No debug information at this pc: the physical method, bci unknown;
        * its inlined callees (if the pc is in one) cannot be named. */
@@ -514,7 +517,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
       return rc;
     if (w->options & P2_WALK_PHYSICAL)
-      w->phys = (struct p2_phys){P2_PHYS_NATIVE_WRAPPER, ci.method, NULL, ci.blob, w->cur.pc, ci.compile_id, exact};
+      w->phys = (struct p2_phys){P2_PHYS_NATIVE_WRAPPER, ci.method, NULL, ci.blob, w->cur.pc, ci.compile_id, exact, P2_PC_AT};
     return whole_compiled_frame(w, f, &ci, ASGST_FRAME_JAVA_NATIVE);
 
   case P2_CODE_CALL_STUB:
@@ -542,7 +545,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       if (in_stack(w, w->cur.sp) && rd(w, w->cur.sp, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 0;
-      } else if (!exact && between_push_and_mov_rbp(w->cur.pc) && in_stack(w, w->cur.sp + 8) &&
+      } else if (!exact && p2_between_push_and_mov_rbp(w->cur.pc) && in_stack(w, w->cur.sp + 8) &&
                  rd(w, w->cur.sp + 8, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 8;
@@ -555,8 +558,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
      * paths of C1 and of JDK 25's C2): the caller is looked up as after a
      * leaf call into C code. A call that has debug information is still
      * found exactly (p2_scopes_find prefers the PcDesc at the pc). */
-    w->after_leaf = true;
-    w->after_stub = true;
+    w->callee = P2_CALLEE_STUB;
     if (w->options & ASGST_INCLUDE_NON_JAVA_FRAMES) {
       set_position(f, w, ASGST_FRAME_NON_JAVA);
       /* Classified at its pc as it is, return address or not (above). */
@@ -565,7 +567,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       /* A capture records it as a native frame (matched by pc at the
        * drain), not as whatever frame the walk decoded before. */
       if (w->options & P2_WALK_PHYSICAL)
-        w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, w->cur.pc, 0, exact};
+        w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, w->cur.pc, 0, exact, P2_PC_AT};
       return 1;
     }
     return 2;
@@ -627,7 +629,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     } else {
       w->cur = (struct p2_regs){n->pc, n->sp, n->fp, NULL};
       w->usp = n->sp;
-      w->after_leaf = true;
+      w->callee = P2_CALLEE_LEAF_C;
     }
     return 2;
   }
@@ -637,7 +639,7 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     f->pc = (void *)n->pc;
     f->sp = (void *)n->sp;
     f->fp = (void *)n->fp;
-    w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, n->pc, 0, !n->exact_pc};
+    w->phys = (struct p2_phys){P2_PHYS_NATIVE, NULL, NULL, NULL, n->pc, 0, !n->exact_pc, P2_PC_AT};
     w->code_pc = n->pc;
     w->code_pc_exact = n->exact_pc;
   }

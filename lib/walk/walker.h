@@ -54,6 +54,15 @@ struct p2_phys {
   const char *debug_pc; /* compiled: the pc whose debug information describes the frame */
   int32_t compile_id;
   bool exact;           /* pc is a return address / a pc HotSpot describes exactly */
+  uint8_t match;        /* compiled: enum p2_pc_match for debug_pc */
+};
+
+/* What the frame being decoded called, when that tells how its pc is
+ * read: a leaf call records no debug information at its return address. */
+enum p2_callee {
+  P2_CALLEE_CALL = 0, /* a call with debug information, or cur is the top frame */
+  P2_CALLEE_LEAF_C,   /* a leaf call into C code */
+  P2_CALLEE_STUB,     /* a leaf call to a stub in the code cache */
 };
 
 struct p2_walker {
@@ -69,8 +78,7 @@ struct p2_walker {
   const char *usp;                   /* unextended sp (compiled callers of interpreted code) */
   bool top;                          /* cur is the first physical frame */
   const char *top_bcp;               /* struct p2_regs.bcp of the signal (top frame only) */
-  bool after_leaf;                   /* cur called C code by a leaf call (no debug info at its pc) */
-  bool after_stub;                   /* ... and the callee was a stub in the code cache */
+  uint8_t callee;                    /* what cur called: enum p2_callee */
   /* a compiled frame being expanded into Java frames */
   struct p2_scope_cursor scopes;
   bool in_scopes;

@@ -68,7 +68,7 @@ P2_AS_SAFE static void make_key(const struct p2_walker *w, bool native, struct p
     k->sp = w->cur.sp;
     k->fp = w->cur.fp;
     k->usp = w->usp;
-    k->flags = (w->after_leaf ? P2_KEY_AFTER_LEAF : 0) | (w->after_stub ? P2_KEY_AFTER_STUB : 0);
+    k->flags = w->callee == P2_CALLEE_LEAF_C ? P2_KEY_AFTER_LEAF : w->callee == P2_CALLEE_STUB ? P2_KEY_AFTER_STUB : 0;
   }
   /* A Java frame decodes differently at the top (its pc may be anywhere in
    * its code). A native frame does not: the first one's exact pc is in

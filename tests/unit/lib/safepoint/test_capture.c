@@ -32,6 +32,7 @@ static struct p2_capture *make(unsigned char fill) {
     f->kind = 1;
     f->comp_level = 4;
     f->exact = true;
+    f->match = 0;
   }
   return c;
 }
