@@ -1,39 +1,12 @@
 /* Hot compiled code for the AsyncGetCallTrace comparison (agct_agent.c):
  * loops inlined into one OSR-compiled method (the bundled demo's three
- * workloads, whose code layout C2 varies from run to run), a chain of calls
+ * workloads, tools/demo/DemoProgram.java, whose code layout C2 varies from
+ * run to run), a chain of calls
  * that are not inlined, and an allocation-heavy leaf. Two threads run it
  * until the agent has its samples. */
 public class AgctFixture {
     static native boolean done();
     static native int report();
-
-    static boolean isPrime(long n) {
-        if (n < 2) return false;
-        for (long d = 2; d * d <= n; d++) {
-            if (n % d == 0) return false;
-        }
-        return true;
-    }
-
-    static int escapes(double cr, double ci, int limit) {
-        double zr = 0, zi = 0;
-        int i = 0;
-        while (i < limit && zr * zr + zi * zi < 4.0) {
-            double t = zr * zr - zi * zi + cr;
-            zi = 2 * zr * zi + ci;
-            zr = t;
-            i++;
-        }
-        return i;
-    }
-
-    static String words(int n) {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < n; i++) {
-            sb.append("w").append(i % 97).append(' ');
-        }
-        return sb.toString();
-    }
 
     static long chainA(long x) { return chainB(x) + 1; }
     static long chainB(long x) { return chainC(x) * 3; }
@@ -46,11 +19,11 @@ public class AgctFixture {
     static long mixed() {
         long primes = 0, inside = 0, chars = 0, next = 1_000_000_000L, acc = 0;
         while (!done()) {
-            for (int k = 0; k < 100; k++, next++) if (isPrime(next)) primes++;
+            for (int k = 0; k < 100; k++, next++) if (DemoProgram.isPrime(next)) primes++;
             for (int y = 0; y < 20; y++)
                 for (int x = 0; x < 40; x++)
-                    if (escapes(-2.0 + x * 0.06, -1.2 + y * 0.12, 800) == 800) inside++;
-            chars += words(500).length();
+                    if (DemoProgram.escapes(-2.0 + x * 0.06, -1.2 + y * 0.12, 800) == 800) inside++;
+            chars += DemoProgram.words(500).length();
             for (int k = 0; k < 50; k++) acc += chainA(k);
         }
         return primes + inside + chars + acc;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The profile against the program's own clock (TimedSections.java): the
-agent samples the fixture at 1 ms of CPU time, and the shares of the main
-thread's weight whose youngest fixture frame is isPrime and escapes must be
-the shares of the time the program measured for those sections, within
-LIMIT points. Both walks (walk=signal and walk=safepoint) are checked, each
+"""The profile against the program's own clock: the bundled demo
+(tools/demo/DemoProgram.java) times its sections on the thread's CPU clock;
+the agent samples it at 1 ms of CPU time, and the shares of main's weight
+whose youngest DemoProgram frame is isPrime and escapes must be the shares
+the program measured for those sections, within LIMIT points. Both walks (walk=signal and walk=safepoint) are checked, each
 in its own JVM.
 
 Measured (18 runs, both walks and JDKs, 2 under ASan): the largest
@@ -12,7 +12,7 @@ at the poll). With HotSpot's own reading of an interrupted compiled pc (the
 PcDesc after it, pc + 1) 3 runs of 4 put 38 points of isPrime's time on
 escapes.
 
-  timed_sections_test.py --java-home J --agent SO --classes DIR --workdir DIR [--walk signal|safepoint]
+  timed_sections_test.py --java-home J --agent SO --classes DIR (the demo's) --workdir DIR [--walk signal|safepoint]
 """
 import argparse
 import os
@@ -29,11 +29,11 @@ def shares(collapsed):
     n = 0
     for line in open(collapsed):
         stack, _, w = line.rstrip("\n").rpartition(" ")
-        if "TimedSections.main" not in stack:
+        if "DemoProgram.main" not in stack:
             continue
         w = int(w)
         n += w
-        fixture = [f for f in stack.split(";") if f.startswith("TimedSections.")]
+        fixture = [f for f in stack.split(";") if f.startswith("DemoProgram.")]
         top = fixture[-1].split(".")[1].split(":")[0]
         if top in total:
             total[top] += w
@@ -54,16 +54,16 @@ def main():
         os.remove(coll)
     opts = "event=cpu,interval=1ms,walk=%s,file=%s,quiet" % (a.walk, coll)
     p = subprocess.run([os.path.join(a.java_home, "bin", "java"), "-agentpath:%s=%s" % (a.agent, opts),
-                        "-cp", a.classes, "TimedSections", "3"], capture_output=True, text=True, timeout=120)
+                        "-cp", a.classes, "DemoProgram", "3"], capture_output=True, text=True, timeout=120)
     sys.stdout.write(p.stdout)
     sys.stderr.write(p.stderr)
-    m = re.search(r"^timed: isPrime ([\d.]+) escapes ([\d.]+) words ([\d.]+)", p.stdout, re.M)
+    m = re.search(r"^demo: the loop's own CPU clock: isPrime ([\d.]+) %, escapes ([\d.]+) %, words ([\d.]+) %", p.stdout, re.M)
     if p.returncode != 0 or m is None or not os.path.exists(coll):
         print("FAIL: the fixture did not run to its end (exit %d) or wrote no profile" % p.returncode)
         return 1
     timed = {"isPrime": float(m.group(1)), "escapes": float(m.group(2))}
     n, prof = shares(coll)
-    print("walk=%s: %d samples under TimedSections.main; isPrime %.2f %% (timed %.2f), escapes %.2f %% (timed %.2f)" %
+    print("walk=%s: %d samples under DemoProgram.main; isPrime %.2f %% (timed %.2f), escapes %.2f %% (timed %.2f)" %
           (a.walk, n, prof["isPrime"], timed["isPrime"], prof["escapes"], timed["escapes"]))
     bad = [k for k in timed if abs(prof[k] - timed[k]) > LIMIT]
     if n < MIN_SAMPLES:
