@@ -115,6 +115,20 @@ static uint32_t thread_frame(struct p2_aggregator *a, uint32_t tid) {
   return id;
 }
 
+/* A virtual thread's root: its Thread.threadId(), the number Java's own
+ * Thread.toString shows ("VirtualThread[#22]"). Its name is not read: the
+ * handler sees only the id. Keyed apart from OS thread ids (< 2^32). */
+static uint32_t vthread_frame(struct p2_aggregator *a, int64_t vthread) {
+  uint64_t key = (uint64_t)1 << 63 | (uint64_t)vthread;
+  uint32_t id;
+  if (p2_idmap_get(&a->thread_frames, key, &id)) return id;
+  char label[64];
+  snprintf(label, sizeof label, "[VirtualThread #%lld]", (long long)vthread);
+  id = p2_cct_frame(a->cct, label, P2_FRAME_THREAD, 0, NULL);
+  if (id != P2_CCT_NONE) p2_idmap_put(&a->thread_frames, key, id);
+  return id;
+}
+
 /* The per-thread entry of tid (created with its current name), or NULL
  * when out of memory. */
 static struct p2_output_thread *thread_entry(struct p2_aggregator *a, uint32_t tid, const char *name) {
@@ -246,7 +260,7 @@ void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r) {
     a->path_cap = need;
   }
   size_t n = 0;
-  if (a->opt->threads) a->path[n++] = thread_frame(a, r->tid);
+  if (a->opt->threads) a->path[n++] = r->vthread > 0 ? vthread_frame(a, r->vthread) : thread_frame(a, r->tid);
   if (r->flags & P2_REC_LOST) {
     a->path[n++] = marker(a, 5u << 20, P2_FRAME_MARKER, "[lost]");
   } else if (r->flags & P2_REC_THROTTLED) {

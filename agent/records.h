@@ -60,6 +60,9 @@ struct p2_record {
   uint64_t weight;     /* intervals (or events) this sample stands for */
   uint32_t nframes;
   uint32_t pad;
+  /* The Thread.threadId() of the virtual thread the sample ran in (the
+   * thread tid was its carrier), 0 for none (profile2_virtual_thread_id). */
+  int64_t vthread;
   struct p2_rframe frames[]; /* youngest first */
 };
 

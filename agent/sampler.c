@@ -32,7 +32,7 @@ static atomic_bool sampling;
 static atomic_int in_handler;
 
 static struct {
-  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, truncated, throttled,
+  atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, vthread, vthread_walked, truncated, throttled,
       throttled_bare, budget_suspect, budget_cpu_timed, weight;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
@@ -121,7 +121,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
 }
 
-void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, uint64_t weight,
+void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, int64_t vthread, uint64_t weight,
                                 enum p2_thread_state state) {
   int k = -1;
   for (int i = 0; i < NSCRATCH; i++) {
@@ -160,6 +160,7 @@ void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, ui
   struct p2_record *r = p2_records_reserve(w.n, &slot);
   if (r != NULL) {
     r->tid = (uint32_t)tid;
+    r->vthread = vthread;
     r->error = (int16_t)w.error;
     r->state = (uint8_t)state;
     r->flags = w.truncated ? P2_REC_TRUNCATED : 0;
@@ -201,7 +202,8 @@ static bool budget_allows(struct p2_thread *t, uint64_t now) {
  * walk that cannot give even that records the sample without frames
  * (counted: throttled_bare).
  * Context: AS-Safe. */
-static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_thread_state state) {
+static void record_throttled(void *ucontext, int tid, int64_t vthread, uint64_t weight,
+                             enum p2_thread_state state) {
   count(&st.throttled);
   struct p2_rframe top;
   struct walk w = {&top, 1, true, 0, 0, false};
@@ -215,6 +217,7 @@ static void record_throttled(void *ucontext, int tid, uint64_t weight, enum p2_t
     return;
   }
   r->tid = (uint32_t)tid;
+  r->vthread = vthread;
   r->error = 0;
   r->state = (uint8_t)state;
   r->flags = P2_REC_THROTTLED;
@@ -294,17 +297,32 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
     state = thread_state(t);
   }
   atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
+  /* A carrier running a virtual thread: the sample is the virtual
+   * thread's (its own root under `threads`). Negative: none, or the JDK
+   * does not say which (JDK 21-23): the carrier's. */
+  int64_t vthread = (int64_t)profile2_virtual_thread_id();
+  if (vthread < 0) vthread = 0;
+  if (vthread > 0) count(&st.vthread);
   uint64_t start = mono_ns(CLOCK_MONOTONIC);
   if (!budget_allows(t, start)) {
-    record_throttled(ucontext, tid, weight, state);
+    record_throttled(ucontext, tid, vthread, weight, state);
     goto out;
   }
   uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? mono_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
+  /* A virtual thread's sample is walked here, never queued: a queue is
+   * its carrier's, and a drain cannot stop a carrier while it runs a
+   * virtual thread (JVMTI suspends it only when the virtual thread
+   * unmounts), so the element would keep its captured frames only, and
+   * nothing in it could say which virtual thread it was. */
   if (cfg.safepoint && enqueue_fn != NULL) {
-    if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
-    count(&st.fallback);
+    if (vthread > 0) {
+      count(&st.vthread_walked);
+    } else {
+      if (enqueue_fn(t, ucontext, weight, state) > 0) goto charge;
+      count(&st.fallback);
+    }
   }
-  p2_sampler_walk_and_record(ucontext, t, tid, weight, state);
+  p2_sampler_walk_and_record(ucontext, t, tid, vthread, weight, state);
 charge:
   budget_charge(t, start, cpu0);
 out:
@@ -358,6 +376,8 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->enqueued = atomic_load(&st.enqueued);
   o->compressed = atomic_load(&st.compressed);
   o->fallback = atomic_load(&st.fallback);
+  o->vthread = atomic_load(&st.vthread);
+  o->vthread_walked = atomic_load(&st.vthread_walked);
   o->truncated = atomic_load(&st.truncated);
   o->throttled = atomic_load(&st.throttled);
   o->throttled_bare = atomic_load(&st.throttled_bare);
@@ -374,6 +394,8 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.enqueued, 0);
   atomic_store(&st.compressed, 0);
   atomic_store(&st.fallback, 0);
+  atomic_store(&st.vthread, 0);
+  atomic_store(&st.vthread_walked, 0);
   atomic_store(&st.truncated, 0);
   atomic_store(&st.throttled, 0);
   atomic_store(&st.throttled_bare, 0);

@@ -59,6 +59,8 @@ struct p2_sampler_stats {
   uint64_t enqueued;      /* elements queued (safepoint mode) */
   uint64_t compressed;    /* samples folded into the youngest element */
   uint64_t fallback;      /* safepoint mode: walked in the handler instead */
+  uint64_t vthread;       /* samples of a virtual thread (each on its own root under `threads`) */
+  uint64_t vthread_walked; /* safepoint mode: of those, walked in the handler, never queued */
   uint64_t truncated;     /* walks cut at `depth` */
   uint64_t throttled;     /* signals not walked (the thread's handler time budget): [throttled] samples */
   uint64_t throttled_bare; /* of those, recorded without their top frame */
@@ -105,8 +107,9 @@ void p2_sampler_reset_stats(void);
 void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack);
 
 /* Walk the interrupted stack in the handler and record it (walk=signal, and
- * the fallback of walk=safepoint). Context: AS-Safe. */
-void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, uint64_t weight,
+ * the fallback of walk=safepoint); vthread: the virtual thread it runs, 0
+ * for none. Context: AS-Safe. */
+void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, int64_t vthread, uint64_t weight,
                                 enum p2_thread_state state);
 
 /* Counters for the safepoint path. Context: AS-Safe. */

@@ -337,6 +337,17 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   if (s.carried_samples)
     add_stat(st, &n, max, "before the JVM", "%llu native samples taken before the JVM started",
              (unsigned long long)s.carried_samples);
+  if (ss->vthread > 0) {
+    if (s.opt.walk == P2_WALK_SAFEPOINT)
+      add_stat(st, &n, max, "virtual threads",
+               "%llu samples ran in a virtual thread (each under its own root with `threads`); %llu of them "
+               "walked in the handler, never queued (the others were throttled)",
+               (unsigned long long)ss->vthread, (unsigned long long)ss->vthread_walked);
+    else
+      add_stat(st, &n, max, "virtual threads",
+               "%llu samples ran in a virtual thread (each under its own root with `threads`)",
+               (unsigned long long)ss->vthread);
+  }
   if (s.opt.walk == P2_WALK_SAFEPOINT) {
     unsigned long drained, stale, gone, errs;
     p2_sampler_queue_stats(&drained, &stale, &gone, &errs);

@@ -743,6 +743,23 @@ PROFILE2_API void profile2_refresh_native_modules(void);
  * handler). */
 PROFILE2_API jint profile2_thread_os_id(JNIEnv *env, jobject thread);
 
+/* Which virtual thread the calling thread runs: the Thread.threadId() of
+ * the virtual thread mounted on it (it is that virtual thread's carrier),
+ * 0 when it runs none (a platform thread, a carrier between two virtual
+ * threads, a thread that is not a Java thread), or a negative enum
+ * PROFILE2_Error: PROFILE2_UNSUPPORTED_JVM when a virtual thread is mounted
+ * but its id cannot be read without the collector's barriers (ZGC: the id
+ * is a field of the java.lang.Thread object) or profile2 could not check
+ * where the id is at start-up; PROFILE2_NOT_INITIALIZED;
+ * PROFILE2_UNREADABLE_MEMORY. A virtual thread counts as mounted from
+ * Continuation.enterSpecial until it yields or ends, the span in which a
+ * walk yields its frames above PROFILE2_CONTINUATION_BOUNDARY; the
+ * carrier's frames of mounting and unmounting are the carrier's. JDK 17
+ * has no virtual threads: always 0. Meant for a signal handler that labels
+ * its sample.
+ * Context: AS-Safe. */
+PROFILE2_API jlong profile2_virtual_thread_id(void);
+
 /* HotSpot's name for the generated code that the frame last returned by
  * ASGST_NextFrame runs in, when that frame is a non-Java frame
  * (ASGST_FRAME_NON_JAVA) in the JVM's code cache: a stub ("StubRoutines

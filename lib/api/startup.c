@@ -23,6 +23,7 @@
 #include "common/safe_access.h"
 #include "vm/vm_env.h"
 #include "vm/vm_locate.h"
+#include "vm/vthread_id.h"
 
 /* Held by every start-up step, never in a signal handler. Lock order:
  * this lock, then the locks of the layers it starts (class_unload.c,
@@ -111,6 +112,9 @@ static void finish_live(JNIEnv *jni) {
   /* A watcher that cannot start says so itself and is counted in its
    * statistics; walks and information work without it. */
   p2_class_unload_init(the_vm);
+  /* Without it a virtual thread's samples say only their carrier
+   * (profile2_virtual_thread_id returns PROFILE2_UNSUPPORTED_JVM). */
+  (void)p2_vthread_id_learn(jni);
   atomic_store_explicit(&live, true, memory_order_release);
   set_thread_start(JVMTI_DISABLE);
 }

@@ -233,6 +233,7 @@ static void read_threads(void) {
   h->jt_pending_monitor = need_off("JavaThread", "_current_pending_monitor");
   h->jt_waiting_monitor = need_off("JavaThread", "_current_waiting_monitor");
   h->jt_cont_entry = opt_off("JavaThread", "_cont_entry");
+  h->jt_vthread = opt_off("JavaThread", "_vthread");
   h->jt_saved_exception_pc = need_off("JavaThread", "_saved_exception_pc");
   h->ts_in_native = need_int("_thread_in_native");
   h->ts_in_vm = need_int("_thread_in_vm");

@@ -113,6 +113,10 @@ struct p2_hs {
   long jt_anchor, anchor_sp, anchor_pc, anchor_fp, jt_osthread, os_thread_id, os_state;
   struct p2_ifield jt_state, jt_terminated;
   long jt_stack_base, jt_stack_size, jt_pending_monitor, jt_waiting_monitor, jt_cont_entry;
+  /* JDK 21+: the OopHandle of the thread the JavaThread currently runs as
+   * (JavaThread::_vthread: the mounted virtual thread, else the carrier's
+   * own java.lang.Thread); -1 on JDKs without virtual threads. */
+  long jt_vthread;
   /* the pc of the safepoint poll a thread is handling (JavaThread::_saved_exception_pc) */
   long jt_saved_exception_pc;
   int32_t ts_in_native, ts_in_vm, ts_in_java, ts_blocked, ts_new, ts_exiting;

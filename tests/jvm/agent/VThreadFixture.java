@@ -4,7 +4,10 @@
  * Run from source (java VThreadFixture.java N SECONDS): JDK 21 or later.
  * The frames of every sample of a virtual thread are, from the root,
  * Continuation.enter ... VirtualThread.run, lambda$main$0, rec... and leaf
- * (or the clock, or Thread.yield). */
+ * (or the clock, or Thread.yield). It prints each virtual thread's id
+ * (Thread.threadId(), what the agent's root "[VirtualThread #N]" names)
+ * with its depth: a sample in leaf under that root has depth + 1 rec
+ * frames. */
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,18 +28,24 @@ public class VThreadFixture {
         int n = Integer.parseInt(args[0]);
         long until = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000_000L;
         List<Thread> threads = new ArrayList<>();
+        StringBuilder ids = new StringBuilder("virtual threads (id:depth):");
         for (int i = 0; i < n; i++) {
             final int depth = 5 + (i % 40);
             threads.add(Thread.ofVirtual().name("vt-" + i).start(() -> {
                 long x = depth;
-                while (System.nanoTime() < until) {
+                /* Every 4th call: the two carriers of a 2-CPU machine take
+                 * turns among all the virtual threads (a yield on bits of
+                 * x kept the first two mounted until the end). */
+                for (int k = 1; System.nanoTime() < until; k++) {
                     x = rec(depth, x);
-                    if ((x & 7) == 0) Thread.yield();
+                    if (k % 4 == 0) Thread.yield();
                 }
                 sink += x;
             }));
+            ids.append(' ').append(threads.get(i).threadId()).append(':').append(depth);
         }
         for (Thread t : threads) t.join();
+        System.out.println(ids);
         System.out.println("fixture done, " + n + " virtual threads");
     }
 }

@@ -11,8 +11,15 @@ alone and deliver the elements with their captured frames.
 
 Runs: cpu and wall with walk=safepoint, cpu with walk=signal. Checks, per run:
   - the JVM ran to the end;
-  - walk=safepoint: the summary's drains line counts drains that left a
-    carrier's live stack alone (the case arose);
+  - walk=safepoint: the summary's "virtual threads" line says how many
+    samples ran in a virtual thread and were walked in the handler (a
+    virtual thread's sample is never queued); the drains that found a
+    carrier running a virtual thread are printed;
+  - every sample with a frame of the fixture is under the root of the
+    virtual thread it ran in, "[VirtualThread #N]", N one of the ids the
+    fixture printed; and each complete one in leaf has the depth that
+    virtual thread recursed to (depth + 1 rec frames), so that a sample
+    named after the wrong virtual thread shows (39 in 40 times);
   - every sample with a frame of the fixture is either marked incomplete
     ([error:N], [stale], [throttled], [lost]) or rooted as a virtual
     thread's stack is: Continuation.enter at the root, VirtualThread.run
@@ -54,21 +61,34 @@ def scenario(a, event, walk):
                     "%s: wrote the profile and the summary" % label):
         return
     summary = open(base + ".txt").read()
-    drains = at.summary_value(summary, "drains")
-    m = re.search(r"(\d+) drains of a carrier running a virtual thread left its live stack alone", drains)
-    unfrozen = int(m.group(1)) if m else -1
     print("      %s: incomplete walks: %s" % (label, at.summary_value(summary, "incomplete walks")))
+    vline = at.summary_value(summary, "virtual threads") or ""
+    print("      %s: virtual threads: %s" % (label, vline))
     if walk == "safepoint":
-        print("      %s: drains: %s" % (label, drains))
-        at.check(unfrozen > 0, "%s: drains left a carrier's live stack alone (%d)" % (label, unfrozen))
+        print("      %s: drains: %s" % (label, at.summary_value(summary, "drains")))
+        m = re.search(r"(\d+) of them walked in the handler, never queued", vline)
+        at.check(m is not None and int(m.group(1)) > 0,
+                 "%s: samples of virtual threads walked in the handler (%s)" % (label, m.group(1) if m else "none"))
+    m = re.search(r"^virtual threads \(id:depth\):(.*)$", p.stdout, re.M)
+    depth = dict((int(k), int(v)) for k, v in (x.split(":") for x in m.group(1).split())) if m else {}
+    at.check(len(depth) == 1000, "%s: the fixture printed its virtual threads' ids (%d)" % (label, len(depth)))
     fixture = complete = incomplete = wrong = 0
-    example = None
+    unrooted = wrong_depth = 0
+    seen = set()
+    example = unrooted_example = depth_example = None
     for frames, w in at.read_collapsed(base + ".collapsed"):
         # The virtual threads' samples (the main thread runs the fixture's
         # main, which is no virtual thread's).
         if not any(f.startswith("VThreadFixture.lambda$main$") for f in frames):
             continue
         fixture += w
+        root = re.match(r"^\[VirtualThread #(\d+)\]$", frames[0])
+        vid = int(root.group(1)) if root else -1
+        if vid not in depth:
+            unrooted += w
+            unrooted_example = unrooted_example or ";".join(frames)[:300]
+            continue
+        seen.add(vid)
         if any(f in MARKERS or f.startswith("[error:") for f in frames[:3]):
             incomplete += w
             continue
@@ -77,11 +97,26 @@ def scenario(a, event, walk):
         if (lam and below and below[0] == "jdk/internal/vm/Continuation.enter"
                 and any(f.startswith("java/lang/VirtualThread.run") for f in below)):
             complete += w
+            recs = sum(1 for f in frames if f.startswith("VThreadFixture.rec"))
+            youngest = [f for f in frames if not f.startswith("[")][-1]
+            if youngest.startswith("VThreadFixture.leaf") and recs != depth[vid] + 1:
+                wrong_depth += w
+                depth_example = depth_example or "%d rec frames under #%d (depth %d): %s" % (
+                    recs, vid, depth[vid], ";".join(frames)[:600])
         else:
             wrong += w
             example = example or ";".join(frames)[:400]
-    print("      %s: fixture samples %d: complete %d, incomplete %d, rooted elsewhere %d"
-          % (label, fixture, complete, incomplete, wrong))
+    print("      %s: fixture samples %d: complete %d, incomplete %d, rooted elsewhere %d; "
+          "%d virtual threads seen, %d samples not under a fixture virtual thread's root, %d in leaf at another "
+          "virtual thread's depth" % (label, fixture, complete, incomplete, wrong, len(seen), unrooted, wrong_depth))
+    at.check(unrooted == 0, "%s: every fixture sample under its virtual thread's root (%d not; e.g. %s)"
+             % (label, unrooted, unrooted_example))
+    # Measured: 0-3 of 4-1,021 complete samples in leaf per run (9 runs),
+    # at most 0.43 %; not explained yet (a label read while the carrier
+    # switches, or a walk that loses frames: docs/testing.md).
+    allowed = max(8, complete // 50)
+    at.check(wrong_depth <= allowed, "%s: samples in leaf at another depth than their virtual thread's: %d, at most %d "
+             "(e.g. %s)" % (label, wrong_depth, allowed, depth_example))
     at.check(wrong == 0, "%s: no virtual-thread sample rooted elsewhere (%d; e.g. %s)" % (label, wrong, example))
     at.check(fixture >= 1000, "%s: %d samples of the virtual threads (at least 1,000)" % (label, fixture))
 
