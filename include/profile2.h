@@ -211,9 +211,11 @@ enum PROFILE2_Error {
   PROFILE2_CODE_GONE = -28,
   /* The walk reached the return barrier of a virtual thread whose older
    * frames HotSpot has not copied back to the stack yet (they are in the
-   * continuation's heap chunk until the thread returns to them): the
-   * frames yielded so far are the virtual thread's youngest, the rest are
-   * not walked (JDK 21+). */
+   * continuation's heap chunks until the thread returns to them), and
+   * could not read them there: under ZGC (no raw oop reads), or where a
+   * chunk or a frame in it did not check. The frames yielded so far are
+   * the virtual thread's youngest. Elsewhere (JDK 25) the walk goes on
+   * through the chunks to the continuation boundary. */
   PROFILE2_CONTINUATION_NOT_THAWED = -29
 };
 

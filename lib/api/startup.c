@@ -20,6 +20,7 @@
 #include "vm/hotspot.h"
 #include "vm/javathread.h"
 #include "vm/klass.h"
+#include "vm/stack_chunk.h"
 #include "common/safe_access.h"
 #include "vm/vm_env.h"
 #include "vm/vm_locate.h"
@@ -115,6 +116,9 @@ static void finish_live(JNIEnv *jni) {
   /* Without it a virtual thread's samples say only their carrier
    * (profile2_virtual_thread_id returns PROFILE2_UNSUPPORTED_JVM). */
   (void)p2_vthread_id_learn(jni);
+  /* Without it a virtual thread's walk ends where its frames are still
+   * frozen (PROFILE2_CONTINUATION_NOT_THAWED). */
+  (void)p2_stack_chunk_learn(jni);
   atomic_store_explicit(&live, true, memory_order_release);
   set_thread_start(JVMTI_DISABLE);
 }

@@ -40,6 +40,9 @@ struct p2_hs_version {
   /* Whether the locals slot holds an offset from fp instead of a pointer
    * (JDK-8299795 "relativize locals", JDK 21+). */
   bool interp_locals_relative;
+  /* Byte offset of ContinuationEntry::_cont (runtime/continuationEntry.hpp),
+   * -1 without continuations. */
+  int cont_entry_cont;
 };
 
 struct p2_hs {

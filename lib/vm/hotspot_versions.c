@@ -24,6 +24,8 @@ static const struct p2_hs_version versions[] = {
         .interp_locals_slot = -7,
         .entry_call_wrapper_slot = -6,
         .interp_locals_relative = false,
+        /* no continuations before JDK 19 */
+        .cont_entry_cont = -1,
     },
     {
         .major = 25,
@@ -41,6 +43,10 @@ static const struct p2_hs_version versions[] = {
         .interp_locals_slot = -7,
         .entry_call_wrapper_slot = -6,
         .interp_locals_relative = true,
+        /* src/hotspot/share/runtime/continuationEntry.hpp (jdk-25): the
+         * platform part ContinuationEntryPD _pd (one word on x86_64), then
+         * _parent, _cont (product builds: no debug cookie) */
+        .cont_entry_cont = 16,
     },
 };
 

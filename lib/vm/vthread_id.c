@@ -33,6 +33,10 @@ P2_AS_SAFE static int vthread_oop(void *jt, void **oop) {
   return p2_safe_ptr(slot, 0, oop);
 }
 
+P2_AS_SAFE bool p2_vthread_id_learned(void) { return atomic_load_explicit(&learned, memory_order_acquire); }
+
+long p2_instance_field_offset(jfieldID f) { return (long)((uintptr_t)f >> JFIELDID_OFFSET_SHIFT); }
+
 int p2_vthread_id_learn(JNIEnv *env) {
   if (atomic_load(&learned)) return 0;
   if (env == NULL || p2_hs.jt_vthread < 0 || !p2_gc_plain_oops()) return P2_EUNSUPPORTED;
@@ -46,7 +50,7 @@ int p2_vthread_id_learn(JNIEnv *env) {
   if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
   if (self != NULL) {
     jlong want = (*env)->GetLongField(env, self, f);
-    long off = (long)((uintptr_t)f >> JFIELDID_OFFSET_SHIFT);
+    long off = p2_instance_field_offset(f);
     void *handle_oop, *oop = NULL;
     uint64_t got = 0;
     /* The calling thread is in native state: a GC may move its Thread

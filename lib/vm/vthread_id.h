@@ -13,6 +13,7 @@
 #define P2_VM_VTHREAD_ID_H
 
 #include <jni.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/p2_compiler.h"
@@ -23,6 +24,14 @@
  * failed: ids are then not read). Idempotent.
  * Context: Anywhere, on a Java thread (not in a signal handler). */
 int p2_vthread_id_learn(JNIEnv *env);
+
+/* Whether p2_vthread_id_learn succeeded: the jfieldID decoding below was
+ * checked against JNI. Context: AS-Safe. */
+bool p2_vthread_id_learned(void);
+
+/* The byte offset an instance field's jfieldID encodes (meaningful once
+ * p2_vthread_id_learned). Context: Anywhere. */
+long p2_instance_field_offset(jfieldID f);
 
 /* The id of the virtual thread mounted on jt, in *id: 1 when one is
  * mounted, 0 when none is, P2_EUNSUPPORTED when one is but its id cannot be

@@ -105,6 +105,8 @@ P2_AS_SAFE static void clear_frame(ASGST_Frame *f) {
   f->bci = -1;
 }
 
+P2_AS_SAFE static int enter_chunk(struct p2_walker *w);
+
 P2_AS_SAFE static int step(struct p2_walker *w) {
   const char *pc = NULL, *sp = NULL, *fp = NULL, *usp = NULL;
   int rc;
@@ -125,8 +127,10 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
     }
     usp = sp;
     /* interpreter_frame_sender_sp: the caller's sp before a c2i adapter
-     * extended it (frame::sender_for_interpreter_frame). */
+     * extended it (frame::sender_for_interpreter_frame); in a chunk, in
+     * words from the frame's fp (StackChunkFrameStream::next). */
     if (w->sender_kind == SENDER_INTERPRETED && (rc = rd(w, w->cur.fp - 8, &usp)) != 0) return rc;
+    if (w->sender_kind == SENDER_INTERPRETED && w->in_chunk) usp = w->cur.fp + (intptr_t)usp * 8;
     break;
   case SENDER_COMPILED:
     sp = w->usp + (long)w->frame_words * 8;
@@ -147,6 +151,16 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
     break;
   default:
     return P2_EINCONSISTENT;
+  }
+  /* A chunk's oldest frame ends at its bottom word (its sender's sp, or,
+   * for an interpreted frame whose arguments lie past the bottom, the
+   * sender's unextended sp: StackChunkFrameStream::next): below are the
+   * continuation's entry, or older frames in the parent chunk. */
+  uintptr_t chunk_bottom = (uintptr_t)w->chunk.body + (uintptr_t)w->chunk.bottom * 8;
+  if (w->in_chunk && ((uintptr_t)sp >= chunk_bottom || (uintptr_t)usp >= chunk_bottom)) {
+    if (w->chunk.parent == NULL) return P2_ECONTINUATION;
+    rc = enter_chunk(w);
+    return rc == 2 ? 1 : rc;
   }
   /* A Java stack ends at an entry frame (enter_older_segment), never at a
    * NULL return address: that is a frame we misread. */
@@ -431,6 +445,38 @@ P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
   return true;
 }
 
+/* A walk reaches at most this many chunks of one continuation (a chunk
+ * gets a parent only when the frames frozen on top of it do not fit). */
+#define MAX_CHUNKS 16
+
+/* At the return barrier (is_return_barrier): go on with the frames HotSpot
+ * has not thawed yet, in the continuation's youngest chunk, or, from a
+ * chunk's bottom, in its parent (vm/stack_chunk.h). Returns 2, or
+ * P2_ENOTTHAWED when the chunk cannot be read (ZGC, JDK 17, unchecked
+ * offsets) or does not check. */
+P2_AS_SAFE static int enter_chunk(struct p2_walker *w) {
+  struct p2_stack_chunk c;
+  int rc = !w->in_chunk ? (w->thread != NULL ? p2_stack_chunk_tail(w->thread, &c) : 0)
+                        : p2_stack_chunk_at(w->chunk.parent, &c);
+  for (int i = 0; rc == 1 && c.sp == c.bottom && i < MAX_CHUNKS; i++) rc = p2_stack_chunk_at(c.parent, &c);
+  if (rc != 1 || c.sp == c.bottom || c.sp < 2 || ++w->chunks > MAX_CHUNKS) return P2_ENOTTHAWED;
+  const char *sp = c.body + (long)c.sp * 8, *pc, *fp;
+  if (rd(w, sp - 8, &pc) != 0 || rd(w, sp - 16, &fp) != 0 || !plausible_return(pc)) return P2_ENOTTHAWED;
+  if (w->start_lo == NULL) {
+    w->start_lo = w->stack_lo;
+    w->start_hi = w->stack_hi;
+  }
+  w->in_chunk = true;
+  w->chunk = c;
+  w->stack_lo = sp - 16;
+  w->stack_hi = c.body + (long)c.size * 8;
+  w->cur = (struct p2_regs){pc, sp, fp, NULL};
+  w->usp = sp;
+  w->top = false;
+  w->steps = 0;
+  return 2;
+}
+
 /* Decode the physical frame at w->cur. Returns 1 with *f filled (a Java or
  * non-Java frame to yield), 2 when the frame yields nothing itself (stub,
  * entry frame, or scopes to expand), 0 at the end, < 0 on error. */
@@ -441,6 +487,21 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   bool after_leaf = w->callee != P2_CALLEE_CALL, after_stub = w->callee == P2_CALLEE_STUB;
   w->callee = P2_CALLEE_CALL;
   if (rc != 0) return rc;
+  /* In a chunk: compiled and interpreted frames, to the continuation's
+   * entry or to the next chunk's barrier (enter_chunk). An interpreted
+   * frame's fp there is in words from the slot its callee saved it in
+   * (StackChunkFrameStream::fp: relativized by freeze). */
+  if (w->in_chunk) {
+    if (ci.kind == P2_CODE_INTERPRETER) {
+      const char *rel;
+      if ((rc = rd(w, w->cur.sp - 16, &rel)) != 0) return rc;
+      w->cur.fp = w->cur.sp - 16 + (intptr_t)rel * 8;
+    } else if (ci.kind == P2_CODE_NATIVE_WRAPPER ? !is_continuation_entry(&ci)
+                                                 : ci.kind != P2_CODE_NMETHOD &&
+                                                       !(ci.kind == P2_CODE_BUFFER_BLOB && is_return_barrier(&ci))) {
+      return P2_ENOTTHAWED;
+    }
+  }
   switch (ci.kind) {
   case P2_CODE_INTERPRETER:
     rc = interpreted_frame(w, f);
@@ -533,7 +594,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
   case P2_CODE_SAFEPOINT_BLOB:
   case P2_CODE_UPCALL_STUB:
   case P2_CODE_BUFFER_BLOB:
-    if (exact && is_return_barrier(&ci)) return P2_ENOTTHAWED;
+    if (exact && is_return_barrier(&ci)) return enter_chunk(w);
     /* Stubs with a described frame step by its size; the rest are leaf stubs
      * (return address on top) or keep an rbp frame. */
     if (ci.frame_size > 0 && (ci.frame_complete < 0 || w->cur.pc >= ci.code_begin + ci.frame_complete)) {
@@ -887,6 +948,13 @@ P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
   w->advance_pending = false;
   w->state = 1;
   w->steps = 0;
+  if (w->start_lo != NULL) {
+    w->stack_lo = w->start_lo;
+    w->stack_hi = w->start_hi;
+    w->in_chunk = w->start_in_chunk;
+    w->chunk = w->start_chunk;
+  }
+  w->chunks = 0;
 }
 
 P2_AS_SAFE void p2_walker_resume_at(struct p2_walker *w, const struct p2_walker *snapshot, int options) {
@@ -905,4 +973,8 @@ P2_AS_SAFE void p2_walker_resume_at(struct p2_walker *w, const struct p2_walker 
   w->start_top = w->top;
   w->start_native = false;
   w->start_has_resume = false;
+  w->start_lo = w->stack_lo;
+  w->start_hi = w->stack_hi;
+  w->start_in_chunk = w->in_chunk;
+  w->start_chunk = w->chunk;
 }

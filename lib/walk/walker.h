@@ -16,6 +16,7 @@
 #include "common/read_log.h"
 #include "profile2.h"
 #include "unwind/unwind.h"
+#include "vm/stack_chunk.h"
 #include "walk/nmethod_scopes.h"
 #include "walk/walk_cache.h"
 
@@ -118,6 +119,13 @@ struct p2_walker {
   struct p2_read_log *log;    /* &rlog while recording, else NULL */
   uint32_t rp, rp_end;        /* replaying the cache's frames [rp, rp_end) */
   uint64_t cache_gen;         /* p2_unload_generation() when the walk began */
+  /* a virtual thread's frozen frames (walker.c, enter_chunk): the walk is
+   * in chunk's body, whose words bound every sp meanwhile; start_lo/hi:
+   * the bounds and chunk state to rewind to (start_lo NULL: unchanged) */
+  bool in_chunk, start_in_chunk;
+  uint8_t chunks;
+  struct p2_stack_chunk chunk, start_chunk;
+  const char *start_lo, *start_hi;
 };
 
 /* Prepare a walk of the calling thread from a signal's registers (or any

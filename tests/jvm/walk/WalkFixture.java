@@ -95,6 +95,11 @@ public class WalkFixture {
     static int virtualRecurse(int depth) {
         if (depth == 0) {
             checkVirtual();
+            /* Resumed, the virtual thread gets its top frames back first:
+             * the others stay in its heap chunk below the return barrier,
+             * where the walk must read them (vm/stack_chunk.h). */
+            Thread.yield();
+            checkVirtual();
             return 1;
         }
         return virtualRecurse(depth - 1) + 1;
