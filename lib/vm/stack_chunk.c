@@ -88,7 +88,7 @@ P2_AS_SAFE static int load_ref(const void *obj, long off, const void **out) {
   return 0;
 }
 
-P2_AS_SAFE int p2_stack_chunk_at(const void *oop, struct p2_stack_chunk *out) {
+P2_AS_SAFE int p2_stack_chunk_at(const void *oop, int index, struct p2_stack_chunk *out) {
   if (!atomic_load_explicit(&learned, memory_order_acquire) || !p2_gc_plain_oops()) return P2_EUNSUPPORTED;
   if (oop == NULL) return 0;
   int32_t size, sp, bottom;
@@ -98,19 +98,33 @@ P2_AS_SAFE int p2_stack_chunk_at(const void *oop, struct p2_stack_chunk *out) {
       (rc = p2_safe_i32(oop, cl.bottom, &bottom)) != 0 || (rc = load_ref(oop, cl.parent, &parent)) != 0)
     return rc;
   if (size <= 0 || size > MAX_CHUNK_WORDS || sp < 0 || sp > bottom || bottom > size) return P2_EINCONSISTENT;
-  *out = (struct p2_stack_chunk){(const char *)p2_addr(oop, cl.body), sp, bottom, size, parent};
+  *out = (struct p2_stack_chunk){oop, (const char *)p2_addr(oop, cl.body), sp, bottom, size, parent, index};
   return 1;
 }
 
-P2_AS_SAFE int p2_stack_chunk_tail(void *jt, struct p2_stack_chunk *out) {
-  if (!atomic_load_explicit(&learned, memory_order_acquire) || !p2_gc_plain_oops()) return P2_EUNSUPPORTED;
+/* The tail chunk's oop: 1, 0 (no continuation), or an error. AS-Safe. */
+P2_AS_SAFE static int tail_oop(void *jt, const void **out) {
   void *entry, *cont;
-  const void *tail;
   int rc;
   if ((rc = p2_safe_ptr(jt, p2_hs.jt_cont_entry, &entry)) != 0) return rc;
   if (entry == NULL) return 0;
   if ((rc = p2_safe_ptr(entry, p2_hs.ver->cont_entry_cont, &cont)) != 0) return rc;
   if (cont == NULL) return P2_EINCONSISTENT;
-  if ((rc = load_ref(cont, cl.tail, &tail)) != 0) return rc;
-  return p2_stack_chunk_at(tail, out);
+  if ((rc = load_ref(cont, cl.tail, out)) != 0) return rc;
+  return 1;
+}
+
+P2_AS_SAFE int p2_stack_chunk_tail(void *jt, struct p2_stack_chunk *out) {
+  if (!atomic_load_explicit(&learned, memory_order_acquire) || !p2_gc_plain_oops()) return P2_EUNSUPPORTED;
+  const void *tail;
+  int rc = tail_oop(jt, &tail);
+  return rc != 1 ? rc : p2_stack_chunk_at(tail, 0, out);
+}
+
+P2_AS_SAFE bool p2_stack_chunk_still(void *jt, int index, const void *oop) {
+  const void *c;
+  if (tail_oop(jt, &c) != 1) return false;
+  for (int i = 0; i < index && c != NULL; i++)
+    if (load_ref(c, cl.parent, &c) != 0) return false;
+  return c == oop && oop != NULL;
 }

@@ -24,14 +24,17 @@
 #define P2_VM_STACK_CHUNK_H
 
 #include <jni.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/p2_compiler.h"
 
 struct p2_stack_chunk {
+  const void *oop;    /* the chunk */
   const char *body;   /* word 0 of the chunk's stack */
   int32_t sp, bottom, size; /* in words from body */
   const void *parent; /* the parent chunk's oop, or NULL */
+  int32_t index;      /* in the continuation's chain: 0 the tail, 1 its parent... */
 };
 
 /* Learn the offsets (after p2_vthread_id_learn). 0, or P2_EUNSUPPORTED (no
@@ -45,8 +48,19 @@ int p2_stack_chunk_learn(JNIEnv *env);
  * calling thread (its continuation cannot change under the walk). */
 int p2_stack_chunk_tail(void *jt, struct p2_stack_chunk *out);
 
-/* The chunk whose oop is oop (a parent): as p2_stack_chunk_tail.
- * Context: AS-Safe. */
-int p2_stack_chunk_at(const void *oop, struct p2_stack_chunk *out);
+/* The chunk whose oop is oop (a parent: index is its place in the chain):
+ * as p2_stack_chunk_tail. Context: AS-Safe. */
+int p2_stack_chunk_at(const void *oop, int index, struct p2_stack_chunk *out);
+
+/* Whether the continuation mounted on jt still reaches oop as its chunk
+ * number index (0 the tail, 1 its parent...): what was read from that
+ * chunk before this call was read from the live object. A collector moves
+ * objects only with their references updated (the ContinuationEntry's
+ * _cont is a root of the carrier's stack), and frees the old copy only
+ * after that, so data read before a check that finds the chain unchanged
+ * was not read from a freed copy. A walk checks after every frame it reads
+ * in a chunk; a thread in native code or in the VM may be inside a
+ * collection. Context: AS-Safe. */
+bool p2_stack_chunk_still(void *jt, int index, const void *oop);
 
 #endif

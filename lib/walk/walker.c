@@ -457,8 +457,8 @@ P2_AS_SAFE static bool is_return_barrier(const struct p2_code_info *ci) {
 P2_AS_SAFE static int enter_chunk(struct p2_walker *w) {
   struct p2_stack_chunk c;
   int rc = !w->in_chunk ? (w->thread != NULL ? p2_stack_chunk_tail(w->thread, &c) : 0)
-                        : p2_stack_chunk_at(w->chunk.parent, &c);
-  for (int i = 0; rc == 1 && c.sp == c.bottom && i < MAX_CHUNKS; i++) rc = p2_stack_chunk_at(c.parent, &c);
+                        : p2_stack_chunk_at(w->chunk.parent, w->chunk.index + 1, &c);
+  for (int i = 0; rc == 1 && c.sp == c.bottom && i < MAX_CHUNKS; i++) rc = p2_stack_chunk_at(c.parent, c.index + 1, &c);
   if (rc != 1 || c.sp == c.bottom || c.sp < 2 || ++w->chunks > MAX_CHUNKS) return P2_ENOTTHAWED;
   const char *sp = c.body + (long)c.sp * 8, *pc, *fp;
   if (rd(w, sp - 8, &pc) != 0 || rd(w, sp - 16, &fp) != 0 || !plausible_return(pc)) return P2_ENOTTHAWED;
@@ -806,6 +806,9 @@ P2_AS_SAFE int p2_walker_next(struct p2_walker *w, ASGST_Frame *f) {
     if (w->snap != NULL) *w->snap = *w;
     if (p2_wc_recording(w) && p2_wc_frame_boundary(w, false)) continue;
     int rc = decode(w, f);
+    /* What the step and the decode read in a chunk was the live chunk's
+     * (vm/stack_chunk.h): else the walk ends as where chunks are not read. */
+    if (w->in_chunk && rc >= 0 && !p2_stack_chunk_still(w->thread, w->chunk.index, w->chunk.oop)) rc = P2_ENOTTHAWED;
     if (rc == 1) return p2_wc_recording(w) ? p2_wc_yielded(w, f) : 1;
     if (rc == 2) {
       clear_frame(f);

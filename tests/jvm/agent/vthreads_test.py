@@ -9,7 +9,9 @@ carrier that runs a virtual thread only when the virtual thread unmounts,
 so a drain cannot freeze its stack: the drainer must leave that live stack
 alone and deliver the elements with their captured frames.
 
-Runs: cpu and wall with walk=safepoint, cpu with walk=signal. Checks, per run:
+Runs: cpu and wall with walk=safepoint, cpu with walk=signal, and cpu with
+walk=signal under a collector that moves the chunks a few hundred times a
+run (Parallel, 1 MiB young generation). Checks, per run:
   - the JVM ran to the end;
   - walk=safepoint: the summary's "virtual threads" line says how many
     samples ran in a virtual thread and were walked in the handler (a
@@ -24,14 +26,14 @@ Runs: cpu and wall with walk=safepoint, cpu with walk=signal. Checks, per run:
     ([error:N], [stale], [throttled], [lost]) or rooted as a virtual
     thread's stack is: Continuation.enter at the root, VirtualThread.run
     above it, then the fixture's lambda; nothing joined onto another stack;
-  - enough of them: at least 1,000 samples of the virtual threads (about
-    5,400-6,000 a run on 2 CPUs in 3 s).
-Not held: the share of incomplete walks. In some runs HotSpot thaws the
-virtual threads' frames lazily, a few at a time, with its return barrier
-below the thawed ones; the walk ends there with
-PROFILE2_CONTINUATION_NOT_THAWED ([error:-29], up to half the samples of a
-run), where it used to go on into the carrier's frames or fail. The
-figures are printed.
+  - enough of them: at least 1,000 samples of the virtual threads (3,700-
+    9,000 a run since the fixture runs on CPU time);
+  - at most INCOMPLETE_LIMIT of them incomplete. HotSpot thaws a resumed
+    virtual thread's frames a few at a time, the rest staying in heap
+    chunks below its return barrier; the walker reads them there. Before
+    it did, 96-99 % of the samples ended at the barrier
+    (PROFILE2_CONTINUATION_NOT_THAWED, [error:-29]); since, 0 in 12 runs
+    of the first three scenarios (3,700-9,000 samples each).
 
 Exit status 0 when every check holds, else 1.
 """
@@ -44,14 +46,17 @@ import sys
 import agent_test as at
 
 MARKERS = ("[stale]", "[throttled]", "[lost]")
+# Measured 0 % in 12 runs (and 0.0-0.2 % under a moving collector, see the
+# last scenario); 2 % catches a walker that stops at the barrier again.
+INCOMPLETE_LIMIT = 2.0
 
 
-def scenario(a, event, walk):
-    label = "%s %s" % (event, walk)
-    base = os.path.join(a.workdir, event + "-" + walk)
+def scenario(a, event, walk, jvm_args=(), name=""):
+    label = "%s %s%s" % (event, walk, " " + name if name else "")
+    base = os.path.join(a.workdir, event + "-" + walk + ("-" + name if name else ""))
     opts = "event=%s,interval=1ms,walk=%s,threads,quiet,file=%s.collapsed,file=%s.txt" % (event, walk, base, base)
-    cmd = [os.path.join(a.java_home, "bin", "java"), "-agentpath:%s=%s" % (a.agent, opts),
-           os.path.join(a.source_dir, "VThreadFixture.java"), "1000", "3"]
+    cmd = [os.path.join(a.java_home, "bin", "java")] + list(jvm_args) + [
+           "-agentpath:%s=%s" % (a.agent, opts), os.path.join(a.source_dir, "VThreadFixture.java"), "1000", "3"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
     if not at.check(p.returncode == 0 and "fixture done" in p.stdout,
                     "%s: the JVM ran to the end (exit %d)" % (label, p.returncode)):
@@ -111,14 +116,17 @@ def scenario(a, event, walk):
           "virtual thread's depth" % (label, fixture, complete, incomplete, wrong, len(seen), unrooted, wrong_depth))
     at.check(unrooted == 0, "%s: every fixture sample under its virtual thread's root (%d not; e.g. %s)"
              % (label, unrooted, unrooted_example))
-    # Measured: 0-3 of 4-1,021 complete samples in leaf per run (9 runs),
-    # at most 0.43 %; not explained yet (a label read while the carrier
-    # switches, or a walk that loses frames: docs/testing.md).
-    allowed = max(8, complete // 50)
+    # Measured: at most 1.0 % of the complete samples (40 of 3,903; 0.3-0.7 %
+    # in most of 20 scenario runs): top frames named by another inlined
+    # path's PcDesc (docs/testing.md). A sample given to the wrong virtual
+    # thread, or a walk that loses frames, would miss in ~39 of 40 cases.
+    allowed = max(8, complete // 20)
     at.check(wrong_depth <= allowed, "%s: samples in leaf at another depth than their virtual thread's: %d, at most %d "
              "(e.g. %s)" % (label, wrong_depth, allowed, depth_example))
     at.check(wrong == 0, "%s: no virtual-thread sample rooted elsewhere (%d; e.g. %s)" % (label, wrong, example))
     at.check(fixture >= 1000, "%s: %d samples of the virtual threads (at least 1,000)" % (label, fixture))
+    share = 100.0 * incomplete / max(fixture, 1)
+    at.check(share <= INCOMPLETE_LIMIT, "%s: %.2f %% of them incomplete (at most %.1f %%)" % (label, share, INCOMPLETE_LIMIT))
 
 def main():
     ap = argparse.ArgumentParser()
@@ -130,6 +138,10 @@ def main():
     os.makedirs(a.workdir, exist_ok=True)
     for event, walk in (("cpu", "safepoint"), ("wall", "safepoint"), ("cpu", "signal")):
         scenario(a, event, walk)
+    # The chunks moved under the walks: a 1 MiB young generation collects
+    # a few hundred times a run (each yield allocates a chunk), and the
+    # walk reads only chunks still reached after its reads.
+    scenario(a, "cpu", "signal", ["-XX:+UseParallelGC", "-Xmn1m"], "parallel-gc-xmn1m")
     if at.FAILURES:
         print("%d check(s) failed" % len(at.FAILURES))
         return 1
