@@ -205,16 +205,43 @@ static void compare(const char *where) {
   (void)where;
 }
 
+static long vthread_ids_checked;
+
+/* profile2_virtual_thread_id against Java's own answer: the current
+ * thread's id when it is a virtual thread, else 0 (the ASGST-only build
+ * calls no extension). */
+static void check_vthread_id(JNIEnv *env, int is_virtual) {
+#ifndef P2_TEST_ASGST_ONLY
+  jclass tc = (*env)->FindClass(env, "java/lang/Thread");
+  jmethodID cur = tc ? (*env)->GetStaticMethodID(env, tc, "currentThread", "()Ljava/lang/Thread;") : NULL;
+  jmethodID id = tc ? (*env)->GetMethodID(env, tc, "getId", "()J") : NULL;
+  jobject t = cur ? (*env)->CallStaticObjectMethod(env, tc, cur) : NULL;
+  long want = t && id && is_virtual ? (long)(*env)->CallLongMethod(env, t, id) : 0;
+  long got = (long)profile2_virtual_thread_id();
+  vthread_ids_checked++;
+  if (t == NULL || got != want) {
+    mismatches++;
+    note("profile2_virtual_thread_id() %ld, Java says %ld (virtual: %ld) %s", got, want, is_virtual, NULL);
+  }
+  if (t) (*env)->DeleteLocalRef(env, t);
+  if (tc) (*env)->DeleteLocalRef(env, tc);
+#else
+  (void)env, (void)is_virtual;
+#endif
+}
+
 JNIEXPORT void JNICALL Java_WalkFixture_check(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   native_stacks++;
   compare("native");
+  if (native_stacks % 64 == 0) check_vthread_id(env, 0);
 }
 
 JNIEXPORT void JNICALL Java_WalkFixture_checkVirtual(JNIEnv *env, jclass c) {
   (void)env, (void)c;
   native_stacks++;
   compare("virtual");
+  check_vthread_id(env, 1);
 }
 
 JNIEXPORT void JNICALL Java_WalkFixture_upcall(JNIEnv *env, jclass c, jobject r) {
@@ -243,6 +270,7 @@ JNIEXPORT jint JNICALL Java_WalkFixture_summary(JNIEnv *env, jclass c) {
          end_on_first_checked);
   printf("walk oracle: %ld stacks in virtual threads ended at the continuation boundary like JVMTI's\n",
          virtual_stacks);
+  printf("walk oracle: %ld answers of profile2_virtual_thread_id() equal to Java's\n", vthread_ids_checked);
   printf("walk oracle: %ld stacks also walked with native frames: %ld C frames, %ld JNI up-call stacks with "
          "the C function found\n",
          mixed_stacks, c_frames, upcall_stacks_with_c);
