@@ -298,8 +298,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   }
   atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
   /* A carrier running a virtual thread: the sample is the virtual
-   * thread's (its own root under `threads`). Negative: none, or the JDK
-   * does not say which (JDK 21-23): the carrier's. */
+   * thread's (its own root under `threads`). Negative: not a Java thread
+   * yet, or the id cannot be read here (ZGC): the carrier's. */
   int64_t vthread = (int64_t)profile2_virtual_thread_id();
   if (vthread < 0) vthread = 0;
   if (vthread > 0) count(&st.vthread);
