@@ -25,7 +25,7 @@ import sys
 
 import agent_test as at
 
-MIN_WORK = 200
+MIN_WORK = 100  # measured 413-968 (plain and ASan, beside a CI run): 4x margin
 # Before the chunks were read nearly every sample after a sleep ended at
 # the barrier; measured since: under 0.5 %. 3 % leaves room for a loaded
 # machine's share of signals inside mount and unmount.
