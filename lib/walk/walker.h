@@ -123,7 +123,7 @@ struct p2_walker {
    * in chunk's body, whose words bound every sp meanwhile; start_lo/hi:
    * the bounds and chunk state to rewind to (start_lo NULL: unchanged) */
   bool in_chunk, start_in_chunk;
-  uint8_t chunks;                   /* chunks entered: the next one's index in the chain */
+  uint8_t chunks;                   /* chunks this walk entered (at most MAX_CHUNKS) */
   struct p2_stack_chunk chunk, start_chunk;
   const char *start_lo, *start_hi;
 };
