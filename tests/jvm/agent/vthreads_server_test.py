@@ -10,7 +10,8 @@ walk=safepoint, with `threads`. Checks, per run:
   - the program ran to the end and served requests;
   - at least MIN_WORK samples in VThreadServer.work;
   - every one of them under a virtual thread's root ([VirtualThread #N]);
-  - at most INCOMPLETE_LIMIT % of them incomplete, and the complete ones
+  - at most INCOMPLETE_LIMIT % of the walked ones incomplete ([throttled]
+    samples, the time budget's, are counted apart), and the complete ones
     whole: Continuation.enter at the root, the server's exchange
     (ServerImpl$Exchange.run) and the handler's lambda below work.
 Measured (2026-11-28, 2-CPU VM, beside a clean-clone CI run): 896 and 968
@@ -25,7 +26,7 @@ import sys
 
 import agent_test as at
 
-MIN_WORK = 100  # measured 413-968 (plain and ASan, beside a CI run): 4x margin
+MIN_WORK = 80  # measured 237-968 (plain and ASan, beside a CI run): 3x margin
 # Before the chunks were read nearly every sample after a sleep ended at
 # the barrier; measured since: under 0.5 %. 3 % leaves room for a loaded
 # machine's share of signals inside mount and unmount.
@@ -51,7 +52,7 @@ def scenario(a, event, walk):
     summary = open(base + ".txt").read()
     print("      %s: virtual threads: %s" % (label, at.summary_value(summary, "virtual threads")))
     print("      %s: incomplete walks: %s" % (label, at.summary_value(summary, "incomplete walks")))
-    work = complete = incomplete = unrooted = partial = 0
+    work = complete = incomplete = throttled = unrooted = partial = 0
     example = None
     for frames, w in at.read_collapsed(base + ".collapsed"):
         if not any(f.startswith("VThreadServer.work") for f in frames):
@@ -61,7 +62,13 @@ def scenario(a, event, walk):
             unrooted += w
             example = example or ";".join(frames)[:400]
             continue
-        if any(f.startswith("[error:") or f in ("[stale]", "[throttled]", "[lost]") for f in frames[:3]):
+        # A [throttled] sample is the time budget's choice, not a walk that
+        # failed (agent-throttled-* test it): under ASan's slower walks, 28
+        # of 376 in one wall-mode run.
+        if "[throttled]" in frames[:3]:
+            throttled += w
+            continue
+        if any(f.startswith("[error:") or f in ("[stale]", "[lost]") for f in frames[:3]):
             incomplete += w
             continue
         complete += w
@@ -71,9 +78,9 @@ def scenario(a, event, walk):
         if not whole:
             partial += w
             example = example or ";".join(frames)[:400]
-    share = 100.0 * incomplete / max(work, 1)
-    print("      %s: samples in work %d: complete %d (%d of them not whole), incomplete %d, not under a virtual "
-          "thread's root %d" % (label, work, complete, partial, incomplete, unrooted))
+    share = 100.0 * incomplete / max(work - throttled, 1)
+    print("      %s: samples in work %d: complete %d (%d of them not whole), incomplete %d, throttled %d, not under a "
+          "virtual thread's root %d" % (label, work, complete, partial, incomplete, throttled, unrooted))
     at.check(work >= MIN_WORK, "%s: %d samples in VThreadServer.work (at least %d)" % (label, work, MIN_WORK))
     at.check(unrooted == 0 and partial == 0,
              "%s: every one under its virtual thread's root, from Continuation.enter through the exchange "
