@@ -1,10 +1,11 @@
-/* Fault-tolerant loads for x86-64 (System V ABI).
+/* Fault-tolerant copy for x86-64 (System V ABI); the single loads are
+ * inlined where they are used (safe_access.h).
  *
  * Every instruction that may touch a bad address lies between
  * p2_safe_fault_begin and p2_safe_fault_end. The SIGSEGV/SIGBUS handler in
  * safe_access_linux.c moves a faulting pc in that range to
  * p2_safe_fault_return, which returns PROFILE2_UNREADABLE_MEMORY (-18). The
- * functions are leaves that never touch the stack, so `ret` at the resume
+ * function is a leaf that never touches the stack, so `ret` at the resume
  * point returns to the caller with a consistent stack. */
 
 	.text
@@ -17,58 +18,6 @@
 
 	.p2align 4
 p2_safe_fault_begin:
-
-/* int p2_safe_load_u64(const void *addr, uint64_t *out) */
-	.globl	p2_safe_load_u64
-	.hidden	p2_safe_load_u64
-	.type	p2_safe_load_u64, @function
-p2_safe_load_u64:
-	.cfi_startproc
-	movq	(%rdi), %rax
-	movq	%rax, (%rsi)
-	xorl	%eax, %eax
-	ret
-	.cfi_endproc
-	.size	p2_safe_load_u64, . - p2_safe_load_u64
-
-/* int p2_safe_load_u32(const void *addr, uint32_t *out) */
-	.globl	p2_safe_load_u32
-	.hidden	p2_safe_load_u32
-	.type	p2_safe_load_u32, @function
-p2_safe_load_u32:
-	.cfi_startproc
-	movl	(%rdi), %eax
-	movl	%eax, (%rsi)
-	xorl	%eax, %eax
-	ret
-	.cfi_endproc
-	.size	p2_safe_load_u32, . - p2_safe_load_u32
-
-/* int p2_safe_load_u16(const void *addr, uint16_t *out) */
-	.globl	p2_safe_load_u16
-	.hidden	p2_safe_load_u16
-	.type	p2_safe_load_u16, @function
-p2_safe_load_u16:
-	.cfi_startproc
-	movzwl	(%rdi), %eax
-	movw	%ax, (%rsi)
-	xorl	%eax, %eax
-	ret
-	.cfi_endproc
-	.size	p2_safe_load_u16, . - p2_safe_load_u16
-
-/* int p2_safe_load_u8(const void *addr, uint8_t *out) */
-	.globl	p2_safe_load_u8
-	.hidden	p2_safe_load_u8
-	.type	p2_safe_load_u8, @function
-p2_safe_load_u8:
-	.cfi_startproc
-	movzbl	(%rdi), %eax
-	movb	%al, (%rsi)
-	xorl	%eax, %eax
-	ret
-	.cfi_endproc
-	.size	p2_safe_load_u8, . - p2_safe_load_u8
 
 /* int p2_safe_copy(void *dst, const void *src, size_t n)
  * Byte copy; a fault part-way leaves dst partly written. */
