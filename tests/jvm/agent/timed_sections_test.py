@@ -6,11 +6,15 @@ whose youngest DemoProgram frame is isPrime and escapes must be the shares
 the program measured for those sections, within LIMIT points. Both walks (walk=signal and walk=safepoint) are checked, each
 in its own JVM.
 
-Measured (18 runs, both walks and JDKs, 2 under ASan): the largest
-difference 2.2 points (walk=safepoint, escapes: the drains' own time sits
-at the poll). With HotSpot's own reading of an interrupted compiled pc (the
-PcDesc after it, pc + 1) 3 runs of 4 put 38 points of isPrime's time on
-escapes.
+Measured (18 runs, both walks and JDKs, 2 under ASan, on an AMD EPYC
+host): the largest difference 2.2 points (walk=safepoint, escapes: the
+drains' own time sits at the poll). On an Intel Xeon host (2026-11-28, 21
+runs, both walks and JDKs, beside a CI run) the program's own split moves
+(isPrime 46-51 % where it was 42-44 %) and the profile gives isPrime 2.1-5.1
+points less, every run: the skid of a signal after the loop's division
+differs by microarchitecture. With HotSpot's own reading of an interrupted
+compiled pc (the PcDesc after it, pc + 1) 3 runs of 4 put 38 points of
+isPrime's time on escapes.
 
   timed_sections_test.py --java-home J --agent SO --classes DIR (the demo's) --workdir DIR [--walk signal|safepoint]
 """
@@ -20,7 +24,7 @@ import re
 import subprocess
 import sys
 
-LIMIT = 5.0  # points; 2.3x the largest difference measured
+LIMIT = 10.0  # points; 2x the largest difference measured, a quarter of the pc + 1 error
 MIN_SAMPLES = 1000
 
 

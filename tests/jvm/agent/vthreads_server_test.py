@@ -18,10 +18,8 @@ Measured (2026-11-28, 2-CPU VM, beside a clean-clone CI run): 896 and 968
 samples in work, all under their virtual thread's root and whole but 2
 incomplete; 11-37 incomplete walks in each whole profile (of ~3,500-7,000).
 """
-import argparse
 import os
 import re
-import subprocess
 import sys
 
 import agent_test as at
@@ -33,23 +31,19 @@ MIN_WORK = 80  # measured 237-968 (plain and ASan, beside a CI run): 3x margin
 INCOMPLETE_LIMIT = 3.0
 
 
+def served(stdout):
+    """The server ran to its end and served more than 100 requests."""
+    m = re.search(r"server done, (\d+) requests", stdout)
+    return m is not None and int(m.group(1)) > 100
+
+
 def scenario(a, event, walk):
     label = "%s %s" % (event, walk)
     base = os.path.join(a.workdir, event + "-" + walk)
-    opts = "event=%s,interval=1ms,walk=%s,threads,quiet,file=%s.collapsed,file=%s.txt" % (event, walk, base, base)
-    cmd = [os.path.join(a.java_home, "bin", "java"), "-agentpath:%s=%s" % (a.agent, opts),
-           os.path.join(a.source_dir, "VThreadServer.java"), "4"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
-    m = re.search(r"server done, (\d+) requests", p.stdout)
-    if not at.check(p.returncode == 0 and m is not None and int(m.group(1)) > 100,
-                    "%s: the server ran to the end and served requests (exit %d; %s)"
-                    % (label, p.returncode, p.stdout.strip()[-80:])):
-        print(p.stderr[-3000:])
+    ran = at.profile_source_fixture(a, label, base, event, walk, ("VThreadServer.java", "4"), done=served)
+    if ran is None:
         return
-    if not at.check(os.path.exists(base + ".collapsed") and os.path.exists(base + ".txt"),
-                    "%s: wrote the profile and the summary" % label):
-        return
-    summary = open(base + ".txt").read()
+    summary = ran[1]
     print("      %s: virtual threads: %s" % (label, at.summary_value(summary, "virtual threads")))
     print("      %s: incomplete walks: %s" % (label, at.summary_value(summary, "incomplete walks")))
     work = complete = incomplete = throttled = unrooted = partial = 0
@@ -62,13 +56,13 @@ def scenario(a, event, walk):
             unrooted += w
             example = example or ";".join(frames)[:400]
             continue
-        # A [throttled] sample is the time budget's choice, not a walk that
-        # failed (agent-throttled-* test it): under ASan's slower walks, 28
-        # of 376 in one wall-mode run.
-        if "[throttled]" in frames[:3]:
+        # [throttled]: under ASan's slower walks, 28 of 376 in one wall-mode
+        # run.
+        outcome = at.walk_outcome(frames)
+        if outcome == "throttled":
             throttled += w
             continue
-        if any(f.startswith("[error:") or f in ("[stale]", "[lost]") for f in frames[:3]):
+        if outcome == "incomplete":
             incomplete += w
             continue
         complete += w
@@ -89,19 +83,8 @@ def scenario(a, event, walk):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--workdir", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.workdir, exist_ok=True)
-    for event, walk in (("cpu", "signal"), ("wall", "safepoint")):
-        scenario(a, event, walk)
-    if at.FAILURES:
-        print("%d check(s) failed" % len(at.FAILURES))
-        return 1
-    return 0
+    return at.source_fixture_main(lambda a: [scenario(a, event, walk)
+                                             for event, walk in (("cpu", "signal"), ("wall", "safepoint"))])
 
 
 if __name__ == "__main__":

@@ -33,39 +33,40 @@ run (Parallel, 1 MiB young generation). Checks, per run:
     chunks below its return barrier; the walker reads them there. Before
     it did, 96-99 % of the samples ended at the barrier
     (PROFILE2_CONTINUATION_NOT_THAWED, [error:-29]); since, 0 in 12 runs
-    of the first three scenarios (3,700-9,000 samples each).
+    of the first three scenarios (3,700-9,000 samples each);
+  - at most VTHREAD_FAILED_LIMIT of all samples under a virtual thread's
+    root failed walks ([throttled] apart), with or without a fixture
+    frame: a walk that fails at its top frame has none.
 
 Exit status 0 when every check holds, else 1.
 """
-import argparse
 import os
 import re
-import subprocess
 import sys
 
 import agent_test as at
 
-MARKERS = ("[stale]", "[throttled]", "[lost]")
 # Measured 0 % in 12 runs (and 0.0-0.2 % under a moving collector, see the
 # last scenario); 2 % catches a walker that stops at the barrier again.
 INCOMPLETE_LIMIT = 2.0
+# Before the walker took the return barrier for a return address (the
+# oldest thawed frame's, patched in by thaw), 1.0-1.7 % of the virtual
+# threads' samples failed at their top frame, without a frame of the
+# fixture (0.73-1.25 % in a rerun of the four scenarios); since, 0.06-0.19 %
+# in 8 scenario runs of the plain build and 0.08-0.48 % in 4 under ASan, each
+# beside a CI run. 1 % is issue 15's bound for incomplete walks: 2x the worst
+# seen under ASan, and it fails the old walker in 3 scenarios of 4.
+VTHREAD_FAILED_LIMIT = 1.0
 
 
 def scenario(a, event, walk, jvm_args=(), name=""):
     label = "%s %s%s" % (event, walk, " " + name if name else "")
     base = os.path.join(a.workdir, event + "-" + walk + ("-" + name if name else ""))
-    opts = "event=%s,interval=1ms,walk=%s,threads,quiet,file=%s.collapsed,file=%s.txt" % (event, walk, base, base)
-    cmd = [os.path.join(a.java_home, "bin", "java")] + list(jvm_args) + [
-           "-agentpath:%s=%s" % (a.agent, opts), os.path.join(a.source_dir, "VThreadFixture.java"), "1000", "3"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
-    if not at.check(p.returncode == 0 and "fixture done" in p.stdout,
-                    "%s: the JVM ran to the end (exit %d)" % (label, p.returncode)):
-        print(p.stderr[-3000:])
+    ran = at.profile_source_fixture(a, label, base, event, walk, ("VThreadFixture.java", "1000", "3"), jvm_args,
+                                    done=lambda out: "fixture done" in out)
+    if ran is None:
         return
-    if not at.check(os.path.exists(base + ".txt") and os.path.exists(base + ".collapsed"),
-                    "%s: wrote the profile and the summary" % label):
-        return
-    summary = open(base + ".txt").read()
+    stdout, summary = ran
     print("      %s: incomplete walks: %s" % (label, at.summary_value(summary, "incomplete walks")))
     vline = at.summary_value(summary, "virtual threads") or ""
     print("      %s: virtual threads: %s" % (label, vline))
@@ -74,14 +75,18 @@ def scenario(a, event, walk, jvm_args=(), name=""):
         m = re.search(r"(\d+) of them walked in the handler, never queued", vline)
         at.check(m is not None and int(m.group(1)) > 0,
                  "%s: samples of virtual threads walked in the handler (%s)" % (label, m.group(1) if m else "none"))
-    m = re.search(r"^virtual threads \(id:depth\):(.*)$", p.stdout, re.M)
+    m = re.search(r"^virtual threads \(id:depth\):(.*)$", stdout, re.M)
     depth = dict((int(k), int(v)) for k, v in (x.split(":") for x in m.group(1).split())) if m else {}
     at.check(len(depth) == 1000, "%s: the fixture printed its virtual threads' ids (%d)" % (label, len(depth)))
     fixture = complete = incomplete = wrong = 0
     unrooted = wrong_depth = throttled = 0
     seen = set()
     example = unrooted_example = depth_example = None
+    vthread = vthread_failed = 0
     for frames, w in at.read_collapsed(base + ".collapsed"):
+        if frames[0].startswith("[VirtualThread #"):
+            vthread += w
+            vthread_failed += w if at.walk_outcome(frames) == "incomplete" else 0
         # The virtual threads' samples (the main thread runs the fixture's
         # main, which is no virtual thread's).
         if not any(f.startswith("VThreadFixture.lambda$main$") for f in frames):
@@ -94,11 +99,10 @@ def scenario(a, event, walk, jvm_args=(), name=""):
             unrooted_example = unrooted_example or ";".join(frames)[:300]
             continue
         seen.add(vid)
-        if any(f in MARKERS or f.startswith("[error:") for f in frames[:3]):
+        outcome = at.walk_outcome(frames)
+        if outcome is not None:
             incomplete += w
-            # the time budget's choice, not a failed walk (agent-throttled-*)
-            if "[throttled]" in frames[:3]:
-                throttled += w
+            throttled += w if outcome == "throttled" else 0
             continue
         lam = [i for i, f in enumerate(frames) if f.startswith("VThreadFixture.lambda$main$")]
         below = frames[1:lam[0]] if lam else []
@@ -131,25 +135,21 @@ def scenario(a, event, walk, jvm_args=(), name=""):
     share = 100.0 * (incomplete - throttled) / max(fixture - throttled, 1)
     at.check(share <= INCOMPLETE_LIMIT, "%s: %.2f %% of the walked ones incomplete (at most %.1f %%; %d throttled)"
              % (label, share, INCOMPLETE_LIMIT, throttled))
+    failed = 100.0 * vthread_failed / max(vthread, 1)
+    at.check(failed <= VTHREAD_FAILED_LIMIT, "%s: %.2f %% of all %d samples under a virtual thread's root failed "
+             "walks (at most %.1f %%)" % (label, failed, vthread, VTHREAD_FAILED_LIMIT))
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--workdir", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.workdir, exist_ok=True)
+def scenarios(a):
     for event, walk in (("cpu", "safepoint"), ("wall", "safepoint"), ("cpu", "signal")):
         scenario(a, event, walk)
     # The chunks moved under the walks: a 1 MiB young generation collects
     # a few hundred times a run (each yield allocates a chunk), and the
     # walk reads only chunks still reached after its reads.
     scenario(a, "cpu", "signal", ["-XX:+UseParallelGC", "-Xmn1m"], "parallel-gc-xmn1m")
-    if at.FAILURES:
-        print("%d check(s) failed" % len(at.FAILURES))
-        return 1
-    return 0
+
+
+def main():
+    return at.source_fixture_main(scenarios)
 
 
 if __name__ == "__main__":
