@@ -94,3 +94,78 @@ P2_AS_SAFE bool p2_between_push_and_mov_rbp(const char *pc) {
   /* push rbp (55), then mov rbp, rsp in either encoding (48 89 e5, 48 8b ec) */
   return b[0] == 0x55 && b[1] == 0x48 && ((b[2] == 0x89 && b[3] == 0xE5) || (b[2] == 0x8B && b[3] == 0xEC));
 }
+
+/* The register pushes a stub may open with: push r64 (50+r) and push r8-r15
+ * (41 50+r). Returns the instruction's length, 0 if not a push. */
+P2_AS_SAFE static int push_len(const uint8_t *p) {
+  if (p[0] >= 0x50 && p[0] <= 0x57) return 1;
+  if (p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57) return 2;
+  return 0;
+}
+
+P2_AS_SAFE static int pop_len(const uint8_t *p) {
+  if (p[0] >= 0x58 && p[0] <= 0x5F) return 1;
+  if (p[0] == 0x41 && p[1] >= 0x58 && p[1] <= 0x5F) return 2;
+  return 0;
+}
+
+#define MAX_STUB_PUSHES 8
+
+P2_AS_SAFE long p2_pushing_stub_ret_offset(const char *code_begin, const char *pc) {
+  /* The entry: pushes (at most 8, 2 bytes each), then maybe sub rsp, imm. */
+  uint8_t e[2 * MAX_STUB_PUSHES + 4 * 5 + 7];
+  if (pc < code_begin || p2_safe_copy(e, code_begin, sizeof e) != 0) return -1;
+  if (e[0] == 0x55 && e[1] == 0x48 && ((e[2] == 0x89 && e[3] == 0xE5) || (e[2] == 0x8B && e[3] == 0xEC)))
+    return -1; /* push rbp; mov rbp, rsp: an rbp frame */
+  long at = 0, pushed = 0, len;
+  while (pushed < MAX_STUB_PUSHES && (len = push_len(e + at)) > 0) {
+    if (pc <= code_begin + at) return pushed * 8; /* this push not done yet */
+    at += len;
+    pushed++;
+  }
+  if (pushed == 0) return -1;
+  /* Loads of the stub's stack arguments, which leave rsp alone (JDK 25's
+   * slow_subtype_check: mov rsi, [rsp + 0x30]; mov rax, [rsp + 0x28]). */
+  for (int k = 0; k < 4 && (e[at] == 0x48 || e[at] == 0x4C) && e[at + 1] == 0x8B && (e[at + 2] & 0xC7) == 0x44 &&
+                  e[at + 3] == 0x24 && at + 5 <= (long)sizeof e - 7;
+       k++)
+    at += 5;
+  long room = 0;
+  if (e[at] == 0x48 && e[at + 1] == 0x83 && e[at + 2] == 0xEC) { /* sub rsp, imm8 */
+    room = e[at + 3];
+    if (pc <= code_begin + at) return pushed * 8;
+    at += 4;
+  } else if (e[at] == 0x48 && e[at + 1] == 0x81 && e[at + 2] == 0xEC) { /* sub rsp, imm32 */
+    room = (long)e[at + 3] | (long)e[at + 4] << 8 | (long)e[at + 5] << 16 | (long)e[at + 6] << 24;
+    if (room < 0 || room > 4096) return -1;
+    if (pc <= code_begin + at) return pushed * 8;
+    at += 7;
+  }
+  /* The exit, read forward from pc: pops then ret (the room already given
+   * back), or nothing known (the body, or a lea rsp, [rsp + room] not yet
+   * run: everything still on the stack). */
+  uint8_t x[2 * MAX_STUB_PUSHES + 1];
+  if (p2_safe_copy(x, pc, sizeof x) != 0) return -1;
+  long pops = 0, i = 0;
+  while (pops < pushed && (len = pop_len(x + i)) > 0) {
+    i += len;
+    pops++;
+  }
+  if (pops > 0 && x[i] == 0xC3) return pops * 8;
+  if (x[0] == 0xC3) return 0;
+  /* Also the two instructions between JDK 25's lea rsp, [rsp + room] and
+   * its pops: the word found there is then no return address, and the
+   * caller (walker.c) goes on as if no offset were known. */
+  return pushed * 8 + room;
+}
+
+P2_AS_SAFE int p2_pops_at(const char *pc) {
+  uint8_t x[2 * MAX_STUB_PUSHES];
+  if (p2_safe_copy(x, pc, sizeof x) != 0) return 0;
+  int pops = 0, i = 0, len;
+  while (pops < MAX_STUB_PUSHES && i < (int)sizeof x - 1 && (len = pop_len(x + i)) > 0) {
+    i += len;
+    pops++;
+  }
+  return pops;
+}

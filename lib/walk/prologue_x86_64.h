@@ -31,4 +31,19 @@ long p2_epilogue_ret_offset(const char *pc);
  * Context: AS-Safe. */
 bool p2_between_push_and_mov_rbp(const char *pc);
 
+/* A stub without a described frame that saves registers with pushes (and
+ * may then reserve room with `sub rsp, N`) and returns through the matching
+ * pops, as C1's slow_subtype_check does: the offset of the return address
+ * from sp at pc, given the stub's code start; -1 when the stub does not
+ * begin so (no push, or `push rbp; mov rbp, rsp`: an rbp frame). The
+ * answer is a position, not a proof: the caller checks the word found there.
+ * Context: AS-Safe. */
+long p2_pushing_stub_ret_offset(const char *code_begin, const char *pc);
+
+/* How many pops (at most 8) begin at pc: after a call, the words the
+ * caller pushed as the callee's arguments (C1: push; push; call
+ * slow_subtype_check; pop; pop). 0 if none or unreadable.
+ * Context: AS-Safe. */
+int p2_pops_at(const char *pc);
+
 #endif
