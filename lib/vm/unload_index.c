@@ -28,7 +28,11 @@
  * Metaspace is reused at once: a class defined after the pause may get the
  * address of a method or class whose unload is not reported yet. Then two
  * live snapshots hold that address and which one a given pointer meant is
- * not known; lookups say so (P2_UNLOAD_AMBIGUOUS) instead of guessing.
+ * not known; lookups say so (P2_UNLOAD_AMBIGUOUS) instead of guessing,
+ * unless the snapshots give the same answers: the same class defined
+ * again in a new loader (a framework reloading it; the collectors test's
+ * Worker under Shenandoah, whose concurrent unloading reports late) is
+ * named whichever of the two was meant.
  *
  * Open addressing with linear probing; keys are Method* (8-aligned), or
  * Klass* | 1; a removed entry becomes a tombstone, so probe chains never
@@ -235,10 +239,40 @@ static bool rec_in(const struct p2_unload_snapshot *s, const void *rec) {
 
 struct ix_hits {
   int live;                           /* live snapshots holding the key */
+  bool differ;                        /* two of them give different answers */
   const struct p2_unload_snapshot *s; /* the last of them */
   const void *rec;
   uint64_t newest_retired; /* greatest retired_gen among withdrawn ones, 0 if none */
 };
+
+/* Bounded by the strings' lengths (Symbols: at most 65535 bytes). */
+P2_AS_SAFE static bool same_str(const char *a, const char *b) {
+  if (a == b) return true;
+  if (a == NULL || b == NULL) return false;
+  while (*a != '\0' && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+/* Whether two snapshots of one Klass* answer every class question alike
+ * (the idnum is the Klass* itself: equal). */
+P2_AS_SAFE static bool same_class(const struct p2_unloaded_class *a, const struct p2_unloaded_class *b) {
+  return a->modifiers == b->modifiers && a->idnum == b->idnum && same_str(a->signature, b->signature) &&
+         same_str(a->generic_signature, b->generic_signature);
+}
+
+/* The same for two records of one Method*: its own answers, its line
+ * table, and its class's. */
+P2_AS_SAFE static bool same_method(const struct p2_unloaded_method *a, const struct p2_unload_snapshot *sa,
+                                   const struct p2_unloaded_method *b, const struct p2_unload_snapshot *sb) {
+  if (a->modifiers != b->modifiers || a->idnum != b->idnum || a->line_count != b->line_count) return false;
+  if (!same_str(a->name, b->name) || !same_str(a->signature, b->signature) ||
+      !same_str(a->generic_signature, b->generic_signature) || !same_class(&sa->cls, &sb->cls))
+    return false;
+  for (int32_t i = 0; i < a->line_count; i++)
+    if (a->lines[i].start_bci != b->lines[i].start_bci || a->lines[i].line_number != b->lines[i].line_number)
+      return false;
+  return true;
+}
 
 /* Caller is inside a read bracket. Bounded: at most cap probes. */
 P2_AS_SAFE static void ix_find(uintptr_t key, struct ix_hits *h) {
@@ -258,6 +292,8 @@ P2_AS_SAFE static void ix_find(uintptr_t key, struct ix_hits *h) {
     if (owner != key) continue; /* the entry was reused under us */
     uint64_t gen = atomic_load(&s->retired_gen);
     if (gen == 0) {
+      if (h->live > 0 && !h->differ)
+        h->differ = (key & 1u) ? !same_class(h->rec, rec) : !same_method(h->rec, h->s, rec, s);
       h->live++;
       h->s = s;
       h->rec = rec;
@@ -284,7 +320,7 @@ P2_AS_SAFE enum p2_unload_source p2_unload_lookup_method(const void *method,
   struct ix_hits h;
   ix_find((uintptr_t)method, &h);
   if (h.live == 0) return P2_UNLOAD_VM;
-  if (h.live > 1) {
+  if (h.differ) {
     atomic_fetch_add_explicit(&n_ambiguous, 1, memory_order_relaxed);
     return P2_UNLOAD_AMBIGUOUS;
   }
@@ -305,7 +341,7 @@ P2_AS_SAFE enum p2_unload_source p2_unload_lookup_class(const void *klass,
   struct ix_hits h;
   ix_find((uintptr_t)klass | 1u, &h);
   if (h.live == 0) return P2_UNLOAD_VM;
-  if (h.live > 1) {
+  if (h.differ) {
     atomic_fetch_add_explicit(&n_ambiguous, 1, memory_order_relaxed);
     return P2_UNLOAD_AMBIGUOUS;
   }

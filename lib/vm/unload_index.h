@@ -36,8 +36,10 @@ enum p2_unload_source {
                           from the metadata, which may already be freed */
   P2_UNLOAD_AMBIGUOUS, /* the address belongs to two snapshotted classes
                           (metaspace reused before the first one's unload was
-                          reported): which one is meant is unknown; answer
-                          as for an unreadable method (counted) */
+                          reported) that answer differently: which one is
+                          meant is unknown; answer as for an unreadable
+                          method (counted). Snapshots that answer alike
+                          give P2_UNLOAD_SNAPSHOT. */
 };
 
 /* Classify method (a Method*) and find its snapshot and its class's, in
