@@ -38,6 +38,10 @@ struct p2_engine {
   /* Per-thread set-up / tear-down, or NULL for process-wide engines. */
   int (*thread_start)(struct p2_thread *t, char *err, size_t errlen);
   void (*thread_stop)(struct p2_thread *t);
+  /* After thread_stop, once no handler can be running for t: put the
+   * weight the engine owed t but never signalled into t's lost weight
+   * (agent/lost.h), or NULL when an engine owes nothing at its stop. */
+  void (*thread_settle)(struct p2_thread *t);
   /* One line saying how the engine samples ("perf cpu-clock every 10ms"). */
   void (*describe)(char *buf, size_t len);
   /* In the child of a fork: forget the parent's engine state without

@@ -38,4 +38,4 @@ static void stop(void) {
 
 static void describe(char *buf, size_t len) { snprintf(buf, len, "setitimer(ITIMER_PROF) for the process"); }
 
-const struct p2_engine p2_engine_itimer = {"itimer", start, stop, NULL, NULL, describe, NULL};
+const struct p2_engine p2_engine_itimer = {"itimer", start, stop, NULL, NULL, NULL, describe, NULL};

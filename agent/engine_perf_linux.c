@@ -50,4 +50,4 @@ static void describe(char *buf, size_t len) {
            (unsigned long long)cfg.interval, event != NULL && event->time_based ? "ns" : "events");
 }
 
-const struct p2_engine p2_engine_perf = {"perf", start, stop, thread_start, thread_stop, describe, NULL};
+const struct p2_engine p2_engine_perf = {"perf", start, stop, thread_start, thread_stop, NULL, describe, NULL};

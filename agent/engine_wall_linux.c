@@ -217,4 +217,4 @@ static void fork_child(void) {
   started = false;
 }
 
-const struct p2_engine p2_engine_wall = {"wall", start, stop, NULL, NULL, describe, fork_child};
+const struct p2_engine p2_engine_wall = {"wall", start, stop, NULL, NULL, NULL, describe, fork_child};

@@ -284,12 +284,23 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
    * libunwind at interval=100us) then made the next overflow due on return:
    * the thread took sample after sample at the same pc and never ran. */
   bool rearm = cfg.perf && si->si_fd > 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN);
+  int tid = 0;
+  struct p2_thread *t = NULL;
+  uint64_t weight = 1;
+  if (si->si_code == SI_TIMER) { /* the CPU-time timer (engine_cpu_linux.c) */
+    if (si->si_overrun > 0) weight += (uint64_t)si->si_overrun;
+    tid = (int)syscall(SYS_gettid);
+    t = p2_threads_find(tid);
+    /* Counted also while paused: at the stop, the intervals the thread's
+     * CPU clock owes beyond these are the kernel's, never signalled. */
+    if (t != NULL) atomic_fetch_add_explicit(&t->timer_weight, weight, memory_order_relaxed);
+  }
   if (!atomic_load(&sampling)) goto out;
   count(&st.signals);
-  int tid = (int)syscall(SYS_gettid);
-  struct p2_thread *t = p2_threads_find(tid);
-  uint64_t weight = 1;
-  if (si->si_code == SI_TIMER && si->si_overrun > 0) weight += (uint64_t)si->si_overrun;
+  if (tid == 0) {
+    tid = (int)syscall(SYS_gettid);
+    t = p2_threads_find(tid);
+  }
   enum p2_thread_state state = P2_STATE_UNKNOWN;
   if (cfg.wall) {
     uint64_t pending = t != NULL ? atomic_exchange(&t->pending_weight, 0) : 0;

@@ -119,6 +119,12 @@ static void engine_thread_stop(struct p2_thread *t, void *arg) {
   if (s.engine != NULL && s.engine->thread_stop != NULL) s.engine->thread_stop(t);
 }
 
+/* After engine_thread_stop, when no handler can be running for t. */
+static void engine_thread_settle(struct p2_thread *t, void *arg) {
+  (void)arg;
+  if (s.engine != NULL && s.engine->thread_settle != NULL) s.engine->thread_settle(t);
+}
+
 bool p2_session_thread_start(int tid, const char *name, bool java, void *jthread) {
   bool created, kept = false;
   if (!initialized) return false;
@@ -141,8 +147,10 @@ static void *thread_end(int tid) {
   void *ref = NULL;
   struct p2_thread *t = p2_threads_remove_locked(tid);
   if (t != NULL) {
-    p2_lost_thread_left(t);
+    /* ThreadEnd runs on the ending thread: none of its handlers is running */
     engine_thread_stop(t, NULL);
+    engine_thread_settle(t, NULL);
+    p2_lost_thread_left(t);
     p2_sampler_queue_thread_end(t);
     ref = t->jthread;
     t->jthread = NULL;
@@ -318,7 +326,7 @@ static const char *const lost_names[P2_LOST_COUNT] = {"buffer full", "scratch bu
 /* Summary lines for the text output and the log. */
 static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_sampler_stats *ss) {
   size_t n = 0;
-  char buf[512]; /* the engine line names why perf was refused: ~320 characters */
+  char buf[640]; /* the engine line: why perf was refused (~320 characters), what the timer owed at the stop (~150) */
   uint64_t end = s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns;
   double secs = (double)(end - s.start_mono_ns) / 1e9;
   p2_options_describe(&s.opt, buf, sizeof buf);
@@ -824,6 +832,7 @@ static void stop_locked(void) {
   if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */
   /* No handler left: the walk caches replaced during the session can go. */
   if (p2_sampler_stop()) p2_walk_caches_free_retired();
+  p2_threads_each_locked(engine_thread_settle, NULL);
   s.running = false;
 }
 

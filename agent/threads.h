@@ -42,6 +42,12 @@ struct p2_thread {
   int perf_fd;                  /* -1 if none */
   timer_t timer;
   bool has_timer;
+  /* the CPU-time timer's accounts (engine_cpu_linux.c): the thread's CPU
+   * clock when it was armed, and the weight its signals brought (added by
+   * the handler, paused or not): at the stop, what the clock says is owed
+   * beyond that is the thread's [lost] weight */
+  uint64_t timer_cpu0, timer_cpu_end; /* timer_cpu_end: at the stop, 0 if unread */
+  atomic_uint_fast64_t timer_weight;
   /* the safepoint queue of this thread (walk=safepoint), NULL if none */
   _Atomic(ASGST_Queue *) queue;
   /* wall mode: intervals since this thread's last sample, set by the wall

@@ -23,9 +23,16 @@ Checks of every cpu run:
   - no perf_event file descriptor in the JVM (its /proc/PID/fd, looked at
     every 0.2 s while it runs);
   - shares: hotA SHARE_TOL of 75 % of hotA+coldB (agent_test.check_hot_share);
-  - the worker's weight x interval against its own CPU time (the fixture
-    prints it) within WORKER_WEIGHT_TOL: at 1 ms the timer fires at most
-    once per scheduler tick, so this holds only through si_overrun;
+  - the worker thread's weight x interval (the runs use `threads`: its
+    root frame) against its own CPU time (the fixture prints it) within
+    WORKER_WEIGHT_TOL: at 1 ms the timer fires at most once per scheduler
+    tick, so this holds only through si_overrun; on a loaded machine the
+    kernel may not yet have signalled the last hundreds of ms when the
+    thread ends, and those are in the thread's [lost] weight (the engine
+    line says how much), so this holds only through the engine's settling
+    of the timer's account;
+  - the worker's samples in AgentFixture.worker hold WORKER_SAMPLED_MIN of
+    its CPU time: [lost] is the exception, not where the time goes;
   - the whole profile's weight x interval against the JVM's CPU time
     (getrusage of the child) within PROCESS_WEIGHT_MIN .. PROCESS_WEIGHT_MAX
     (below 1: JVM start-up before the session is not sampled).
@@ -51,6 +58,9 @@ WORKER_CPU_S = 2.0
 # process 0.923-0.970.
 SHARE_TOL = 0.10  # 1.45x the largest deviation, 6.9 points
 WORKER_WEIGHT_TOL = 0.03  # 3.7x the largest deviation, 0.8 %; without si_overrun: ~0.25
+# Without the settling: 0.80 once in CI under ASan (the timer 400 ms behind
+# when the worker ended), otherwise 0.992 and above.
+WORKER_SAMPLED_MIN = 0.60
 PROCESS_WEIGHT_MIN = 0.85  # 0.07 below the lowest (ASan)
 PROCESS_WEIGHT_MAX = 1.02  # above 1 only by rounding
 
@@ -151,15 +161,24 @@ def check_cpu_run(label, refusal, interval_s, res, col, txt):
     if not at.check(m is not None, "%s: the fixture printed the worker's CPU time" % label):
         return
     worker_cpu = int(m.group(1)) / 1e9
-    worker = at.weight(stacks, at.has("AgentFixture.worker")) * interval_s
+    def worker_thread(frames):
+        return frames[0].startswith("[worker tid=")
+    worker = at.weight(stacks, worker_thread) * interval_s
+    sampled = at.weight(stacks, at.has("AgentFixture.worker")) * interval_s
+    behind = at.weight(stacks, lambda f: worker_thread(f) and "[lost]" in f) * interval_s
     total = at.weight(stacks, lambda f: True) * interval_s
-    print("      figures %s: worker %.3f s sampled / %.3f s CPU = %.4f; process %.3f s sampled / %.3f s CPU = %.4f; "
-          "%d signals, weight %d (%.2f per signal); lost: %s; throttled: %d"
-          % (label, worker, worker_cpu, worker / worker_cpu, total, cpu, total / cpu if cpu else 0, signals, weight,
-             weight / signals if signals else 0, at.summary_value(summary, "lost"), at.throttled(summary)))
+    print("      figures %s: worker %.3f s (%.3f s of it in worker(), %.3f s [lost]) / %.3f s CPU = %.4f; "
+          "process %.3f s sampled / %.3f s CPU = %.4f; %d signals, weight %d (%.2f per signal); lost: %s; "
+          "throttled: %d"
+          % (label, worker, sampled, behind, worker_cpu, worker / worker_cpu, total, cpu, total / cpu if cpu else 0,
+             signals, weight, weight / signals if signals else 0, at.summary_value(summary, "lost"),
+             at.throttled(summary)))
     at.check(abs(worker / worker_cpu - 1) <= WORKER_WEIGHT_TOL,
-             "%s: the worker's weight is %.3f s for %.3f s of its CPU time (1 +- %.2f)"
+             "%s: the worker thread's weight is %.3f s for %.3f s of its CPU time (1 +- %.2f)"
              % (label, worker, worker_cpu, WORKER_WEIGHT_TOL))
+    at.check(sampled >= WORKER_SAMPLED_MIN * worker_cpu,
+             "%s: %.3f s of the worker's weight is in AgentFixture.worker (at least %.2f of its CPU time)"
+             % (label, sampled, WORKER_SAMPLED_MIN))
     at.check(PROCESS_WEIGHT_MIN <= total / cpu <= PROCESS_WEIGHT_MAX,
              "%s: the profile weighs %.3f s for the JVM's %.3f s of CPU time (%.2f .. %.2f of it)"
              % (label, total, cpu, PROCESS_WEIGHT_MIN, PROCESS_WEIGHT_MAX))
@@ -173,7 +192,7 @@ def scenario_agent(a, refusal, interval_ms):
     label = "agent %s %d ms" % (refusal, interval_ms)
     base = os.path.join(a.workdir, "agent-%s-%dms" % (refusal, interval_ms))
     col, txt = base + ".collapsed", base + ".txt"
-    opts = "event=cpu,interval=%dms,file=%s,file=%s,quiet" % (interval_ms, col, txt)
+    opts = "event=cpu,interval=%dms,threads,file=%s,file=%s,quiet" % (interval_ms, col, txt)
     java = [os.path.join(a.java_home, "bin", "java"), "-agentpath:%s=%s" % (a.agent, opts)]
     res = run_watched([a.perf_refused, refusal] + java + fixture(a))
     check_cpu_run(label, refusal, interval_ms / 1000, res, col, txt)
@@ -183,7 +202,7 @@ def scenario_run(a):
     label = "profile2 run eperm 1 ms"
     base = os.path.join(a.workdir, "run")
     col, txt = base + ".collapsed", base + ".txt"
-    cmd = [a.perf_refused, "eperm", a.profile2, "run", "-e", "cpu", "-i", "1ms", "-o", col, "-o", txt, "--",
+    cmd = [a.perf_refused, "eperm", a.profile2, "run", "-e", "cpu", "-i", "1ms", "-o", col, "-o", txt, "threads", "--",
            os.path.join(a.java_home, "bin", "java")] + fixture(a)
     check_cpu_run(label, "eperm", 0.001, run_watched(cmd), col, txt)
 
