@@ -35,9 +35,14 @@ public class QueueFixture {
         return x;
     }
 
+    /* Set once the suspension of worker-2 has been checked: until then no
+     * worker ends, however soon the sampling finishes (on a loaded machine
+     * it once finished first, and the checks found worker-2 terminated). */
+    static volatile boolean suspensionChecked;
+
     static void work() {
         long x = 1;
-        for (int round = 0; (round & 31) != 0 || !done(); round++) {
+        for (int round = 0; (round & 31) != 0 || !done() || !suspensionChecked; round++) {
             x += mid(x);
             x += rec(round % 24, x);
             x += interp(x);
@@ -60,8 +65,16 @@ public class QueueFixture {
         }
     }
 
-    @SuppressWarnings("removal")
     static void suspendAndCheck(Thread t) throws Exception {
+        try {
+            suspendAndCheckOnce(t);
+        } finally {
+            suspensionChecked = true;
+        }
+    }
+
+    @SuppressWarnings("removal")
+    static void suspendAndCheckOnce(Thread t) throws Exception {
         /* JDK 20 made Thread.suspend throw and JDK 23 removed it; with
          * can_suspend held by profile2 (a solo capability) nobody else can
          * suspend a thread there, so the case exists on JDK 17 only. */
@@ -144,11 +157,12 @@ public class QueueFixture {
         Thread w3 = new Thread(QueueFixture::work, "worker-foreign");
         w3.start();
         registerFor(w3);
-        shortLived();
         /* The program itself suspends worker-2 for a while (Thread.suspend,
-         * JDK 17; gone in JDK 20+): drains walk it but must not resume it. */
+         * JDK 17; gone in JDK 20+): drains walk it but must not resume it.
+         * Early in the run, while the sampling surely goes on. */
         Thread.sleep(200);
         suspendAndCheck(w2);
+        shortLived();
         work();
         w1.join();
         w2.join();

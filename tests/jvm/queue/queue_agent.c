@@ -104,7 +104,8 @@ static atomic_int nthreads;
 
 static atomic_long signals, enq_ok, enq_full, enq_other, compressed, compress_mismatch, handled, weight_seen,
     truth_lost, elem_ok, elem_stale_ok, elem_mismatch, elem_error, jvmti_stacks, jvmti_frames, jvmti_mismatch,
-    start_calls, end_calls, resize_checks, resize_failures, resumed_other, suspended_checks, errors_by[64];
+    start_calls, end_calls, resize_checks, resize_failures, resumed_other, suspended_checks, suspended_ended,
+    suspended_late, errors_by[64];
 static atomic_int dumps; /* disagreements printed whole */
 static atomic_long stale_total, compress_other_callers, weight_late;
 
@@ -423,7 +424,12 @@ JNIEXPORT void JNICALL Java_QueueFixture_checkStillSuspended(JNIEnv *env, jclass
   jint state = 0;
   (*jvmti)->GetThreadState(jvmti, thread, &state);
   atomic_fetch_add(&suspended_checks, 1);
-  if (!(state & JVMTI_THREAD_STATE_SUSPENDED)) atomic_fetch_add(&resumed_other, 1);
+  /* A check with no drains about proves nothing: the sampling must still run. */
+  if (atomic_load(&finished)) atomic_fetch_add(&suspended_late, 1);
+  if (!(state & JVMTI_THREAD_STATE_ALIVE))
+    atomic_fetch_add(&suspended_ended, 1); /* the fixture's mistake, not a resume */
+  else if (!(state & JVMTI_THREAD_STATE_SUSPENDED))
+    atomic_fetch_add(&resumed_other, 1);
 }
 
 static void *sampler(void *arg) {
@@ -595,16 +601,15 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
     rc = 12;
   if (atomic_load(&jvmti_mismatch)) rc = 13;
   if (atomic_load(&resize_failures) || atomic_load(&resize_checks) == 0) rc = 14;
-  /* A thread the program suspended (Thread.suspend, JDK 17) found running
-   * at its checks: an open defect, not yet found (docs/testing.md, "Queue
-   * tests"): with two busy loops beside the test, 2 runs of 5 at bd520d3
-   * and 1 of 6 after it saw all 10 checks fail, with no drain refused and
-   * the guard installed. Reported on every run; not a failure until fixed,
-   * so that the rest of this test keeps guarding the queues. */
-  if (atomic_load(&resumed_other))
-    printf("queue test: KNOWN DEFECT: the thread the program suspended was found running at %ld of %ld checks "
-           "(docs/testing.md, \"Queue tests\")\n",
-           atomic_load(&resumed_other), atomic_load(&suspended_checks));
+  /* A thread the program suspended (Thread.suspend, JDK 17) must be found
+   * suspended at every check, and the checks must mean something: made on
+   * a live thread while the sampling (and so the drains) went on. */
+  if (atomic_load(&resumed_other) || atomic_load(&suspended_ended) || atomic_load(&suspended_late)) {
+    printf("queue test: the thread the program suspended: %ld checks found it running, %ld ended, %ld made after "
+           "the sampling finished\n",
+           atomic_load(&resumed_other), atomic_load(&suspended_ended), atomic_load(&suspended_late));
+    rc = 15;
+  }
   if (atomic_load(&end_calls) >= 1000000 || atomic_load(&end_calls) == 0) rc = 16;
   if (atomic_load(&enq_ok) < target_samples / 4 || atomic_load(&jvmti_stacks) == 0) rc = 17;
   /* Errors other than stale must stay rare (an element whose code went away). */
