@@ -29,9 +29,14 @@ FIXTURE = {"RedefFixture.main", "RedefFixture.chainA", "RedefFixture.chainB", "R
 # What the program really calls, below main (the runtime's native frames in
 # between, e.g. resolving a call after a retransformation, do not count).
 RIGHT = (("RedefFixture.chainA", "RedefFixture.leafA"), ("RedefFixture.chainB", "RedefFixture.leafB"))
-# Samples with an unnamed Java frame below main, per walk (docs/testing.md,
-# "Redefinition and retransformation": measured 0 in all runs so far).
-MAX_UNNAMED = 0.01
+# Samples' weight with an unnamed Java frame below main, per walk
+# (docs/testing.md, "Redefinition and retransformation"): 0-0.2 % in 52
+# walks, then 1.7 % once under ASan with walk=safepoint: one old method
+# version freed before it could be named, and the 33 samples that had it
+# all unnamed. One such method can carry tens of samples, so the limit
+# is 3 % (1.8x that); the regression it guards against (names
+# read after the walk) also misnamed 5-28 %, which fails on one sample.
+MAX_UNNAMED = 0.03
 SECONDS = os.environ.get("REDEFINE_SECONDS", "4")
 MIN_RETRANSFORMS = 50
 
