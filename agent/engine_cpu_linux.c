@@ -28,6 +28,7 @@
 #include "agent/engine.h"
 #include "agent/lost.h"
 #include "agent/perf_linux.h"
+#include "common/clock.h"
 
 #ifndef sigev_notify_thread_id /* glibc before 2.35 has only the raw field */
 #define sigev_notify_thread_id _sigev_un._tid
@@ -46,12 +47,6 @@ static char fallback_reason[320]; /* p2_perf_explain: ~220 characters */
 /* What thread_settle found owed this session (describe reports it). */
 static atomic_uint_fast64_t behind_threads, behind_weight;
 
-/* A thread's CPU time in ns, or 0 when it cannot be read (the thread is gone). */
-static uint64_t thread_cpu_ns(int tid) {
-  struct timespec ts;
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int start(const struct p2_engine_config *c, char *err, size_t errlen) {
   (void)err, (void)errlen;
@@ -106,7 +101,7 @@ static int thread_start(struct p2_thread *t, char *err, size_t errlen) {
   }
   /* Read after the timer counts: the intervals owed at the stop are then
    * never more than the kernel's own count. */
-  t->timer_cpu0 = thread_cpu_ns(tid);
+  t->timer_cpu0 = p2_clock_ns(thread_cpu_clock(tid));
   return 0;
 }
 
@@ -118,7 +113,7 @@ static void thread_stop(struct p2_thread *t) {
   if (t->has_timer) {
     timer_delete(t->timer);
     t->has_timer = false;
-    t->timer_cpu_end = t->timer_cpu0 != 0 ? thread_cpu_ns(atomic_load(&t->tid)) : 0;
+    t->timer_cpu_end = t->timer_cpu0 != 0 ? p2_clock_ns(thread_cpu_clock(atomic_load(&t->tid))) : 0;
   }
 }
 
