@@ -26,7 +26,13 @@
 #        per depth and run; DEPTHS ("10 100 1000")
 #        NATIVE_RUNS (3) JVM runs per JDK of the native study, NATIVE_SAMPLES
 #        (4000) sampled stacks per run; NATIVE_ONLY=1 runs only the native
-#        study, JAVA_ONLY=1 only the Java walks
+#        study, JAVA_ONLY=1 only the Java walks; NATIVE_ROW_CACHE=off walks
+#        without the row cache and its prefetching (unwind/row_cache.h: the
+#        unwinder before them; bench/native_row_cache.sh compares),
+#        NATIVE_PREFETCH=off without the prefetching only;
+#        NATIVE_PRETOUCH=stack|groups|cache|cachetlb reads, before each cold
+#        walk, what the name says (the experiment in bench/RESULTS.md, "where
+#        a cold step's time goes")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
@@ -228,11 +234,15 @@ print("Median of the runs' medians. A step finds one caller; a walk is every nat
       " (libunwind only for the rows they cannot express); libunwind = every step by libunwind, as before"
       " the tables. Each walk is timed first thing in the handler, on the caches the interrupted code left"
       " (tables and libunwind alternate in first place; each figure is from the samples where it ran first);"
-      " \"tables, warm\": the same walk again right after, its rows and stack lines in cache.")
+      " \"tables, warm\": the same walk again right after, its rows and stack lines in cache. \"one step, cold\":"
+      " each native step of the cold tables walks timed alone (rdtsc before and after it, a back-to-back"
+      " pair's ticks subtracted): the walk's first step, which also pays the handler's first touches of the"
+      " unwinder's code and the module list, and the median of every later step.")
 print()
-print("| JDK | thread | stacks timed (running) | ns per step: tables | libunwind | tables, warm | whole walk, us: tables"
+print("| JDK | thread | stacks timed (running) | ns per step: tables | libunwind | tables, warm"
+      " | one step, cold, ns: first | later | whole walk, us: tables"
       " | libunwind | running thread's walk, us: tables | libunwind |")
-print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for jdk in jdks:
     for k in kinds:
         key = (jdk, k)
@@ -242,6 +252,7 @@ for jdk in jdks:
         busy = sum(int(r["busy"]) for r in runs[key])
         print(f"| {jdk} | {label[k]} | {timed:,} ({busy:,}) | {med(key, 'step_tables_ns'):,.0f}"
               f" | {med(key, 'step_old_ns'):,.0f} | {med(key, 'step_tables_warm_ns'):,.0f}"
+              f" | {med(key, 'first_step_cold_ns'):,.0f} | {med(key, 'later_step_cold_ns'):,.0f}"
               f" | {med(key, 'walk_tables_ns') / 1000:,.2f}"
               f" | {med(key, 'walk_old_ns') / 1000:,.1f} | {med(key, 'busy_walk_tables_ns') / 1000:,.2f}"
               f" | {med(key, 'busy_walk_old_ns') / 1000:,.1f} |")

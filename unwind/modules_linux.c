@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/p2_error.h"
+#include "unwind/row_cache.h"
 
 /* DWARF pointer encodings (LSB "Exception Frame Header"): the search table
  * libunwind can use is made of datarel|sdata4 pairs. */
@@ -122,6 +123,9 @@ static int refresh_locked(void) {
    * loaded or unloaded. The CFI tables of unloaded modules stay mapped for
    * the same reason (a JVM rarely unloads a native library). */
   atomic_store(&current, b.t);
+  /* A module unloaded: its addresses may hold another's code now, so the
+   * rules remembered for them go (new modules load at fresh addresses). */
+  if (old != NULL && old->subs != g[1]) p2_row_cache_clear();
   return 0;
 }
 

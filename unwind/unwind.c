@@ -10,6 +10,7 @@
 #include "common/read_log.h"
 #include "common/safe_access.h"
 #include "unwind/modules_linux.h"
+#include "unwind/row_cache.h"
 
 /* libunwind's binary search over an .eh_frame_hdr table. Exported by
  * libunwind-x86_64.so but not declared in its public headers
@@ -22,7 +23,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 struct step_ctx {
   unw_word_t regs[NREGS];
-  uint32_t known; /* bit i: regs[i] is valid */
+  uint32_t known;          /* bit i: regs[i] is valid */
   struct p2_read_log *log; /* every word libunwind reads, or NULL */
 };
 
@@ -44,9 +45,10 @@ static atomic_uint_fast64_t n_dwarf, n_fp, n_fail, n_nomod;
 #define STEP_SHARDS 16
 static struct {
   _Alignas(64) atomic_uint_fast64_t n;
+  atomic_uint_fast64_t cached; /* of n: the rule came from the row cache */
   _Atomic(const struct p2_module *) hint;
 } shard[STEP_SHARDS];
-static atomic_bool use_tables = true;
+static atomic_bool use_tables = true, use_row_cache = true;
 
 P2_AS_SAFE static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need,
                                      void *arg) {
@@ -129,6 +131,7 @@ static unw_accessors_t accessors = {
 
 int p2_unwind_init(void) {
   if (atomic_load(&ready)) return 0;
+  p2_row_cache_init();
   int rc = p2_modules_refresh();
   if (rc != 0) return rc;
   local_accessors = unw_get_accessors(unw_local_addr_space);
@@ -174,7 +177,8 @@ P2_AS_SAFE static int dwarf_step(struct p2_native_regs *r, struct p2_read_log *l
   return 1;
 }
 
-P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const char *hi, struct p2_read_log *log) {
+P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const char *hi,
+                              struct p2_read_log *log) {
   const char *fp = r->fp, *pc, *caller_fp;
   if (((uintptr_t)fp & 7) != 0 || !in_range(fp, r->sp, hi) || fp + 16 > hi) return P2_EINCONSISTENT;
   if (load_logged(fp + 8, (uint64_t *)(void *)&pc, log) != 0 ||
@@ -189,7 +193,8 @@ P2_AS_SAFE static int fp_step(struct p2_native_regs *r, const char *lo, const ch
 
 /* One compact row: the caller's sp is the CFA, its pc is at CFA - 8, its
  * rbp ours or saved at CFA + rbp_off. */
-P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_regs *r, struct p2_read_log *log) {
+P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_regs *r,
+                               struct p2_read_log *log) {
   const char *cfa = p2_addr(row->kind == P2_CFI_CFA_RSP ? r->sp : r->fp, row->cfa_off);
   uint64_t ra, fp = (uint64_t)(uintptr_t)r->fp;
   if (load_logged(p2_addr(cfa, -8), &ra, log) != 0) return P2_EFAULT;
@@ -201,12 +206,52 @@ P2_AS_SAFE static int row_step(const struct p2_cfi_rule *row, struct p2_native_r
   return 1;
 }
 
+/* The pc whose row applies: a return address points after the call, so
+ * the call's row. */
+P2_AS_SAFE static uintptr_t row_pc(const struct p2_native_regs *r) {
+  return (uintptr_t)r->pc - (r->exact_pc ? 0 : 1);
+}
+
 /* The module's compact row for r's pc, or NULL to go on as without tables. */
 P2_AS_SAFE static const struct p2_cfi_rule *find_row(const struct p2_module *m,
                                                      const struct p2_native_regs *r) {
   if (m == NULL || m->cfi == NULL || !atomic_load_explicit(&use_tables, memory_order_relaxed)) return NULL;
-  /* A return address points after the call: look up the call's row. */
-  return p2_cfi_find(m->cfi, (uintptr_t)r->pc - (r->exact_pc ? 0 : 1));
+  return p2_cfi_find(m->cfi, row_pc(r));
+}
+
+/* A step found the caller's registers in *next: check them and move r. */
+P2_AS_SAFE static int finish_step(struct p2_native_regs *r, struct p2_native_regs *next, const char *stack_lo,
+                                  const char *stack_hi) {
+  if (next->pc == NULL) return 0; /* outermost frame (_start, thread start) */
+  if (next->sp <= r->sp || !in_range(next->sp, stack_lo, stack_hi)) {
+    atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
+    return P2_EINCONSISTENT;
+  }
+  next->exact_pc = false;
+  *r = *next;
+  return 1;
+}
+
+/* Frames whose rows p2_unwind_prefetch asks for: about a native stack of
+ * HotSpot's threads (10-20 frames). */
+#define PREFETCH_FRAMES 24
+
+P2_AS_SAFE int p2_unwind_prefetch(const struct p2_native_regs *r, const char *stack_lo,
+                                  const char *stack_hi) {
+  (void)stack_lo;
+  if (!atomic_load_explicit(&use_row_cache, memory_order_relaxed)) return PREFETCH_FRAMES;
+  p2_row_cache_prefetch(row_pc(r));
+  const char *fp = r->fp;
+  int i = 0;
+  for (; i < PREFETCH_FRAMES; i++) {
+    uint64_t ra, caller_fp;
+    if (((uintptr_t)fp & 7) != 0 || fp < r->sp || fp + 16 > stack_hi) break;
+    if (p2_safe_load_u64(fp + 8, &ra) != 0 || p2_safe_load_u64(fp, &caller_fp) != 0) break;
+    p2_row_cache_prefetch((uintptr_t)ra - 1);
+    if ((const char *)(uintptr_t)caller_fp <= fp) break;
+    fp = (const char *)(uintptr_t)caller_fp;
+  }
+  return i;
 }
 
 P2_AS_SAFE int p2_unwind_step(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi) {
@@ -218,6 +263,19 @@ P2_AS_SAFE int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack
   struct p2_native_regs next = *r;
   int rc = P2_EUNKNOWNCODE;
   unsigned sh = (unsigned)(((uintptr_t)r->sp >> 20) % STEP_SHARDS);
+  bool tables = atomic_load_explicit(&use_tables, memory_order_relaxed);
+  struct p2_cfi_rule cached;
+  if (tables && atomic_load_explicit(&use_row_cache, memory_order_relaxed) &&
+      p2_row_cache_get(row_pc(r), &cached)) {
+    /* The common case: a call site seen before, no module or table read. */
+    rc = row_step(&cached, &next, log);
+    if (rc == 1) {
+      atomic_fetch_add_explicit(&shard[sh].n, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&shard[sh].cached, 1, memory_order_relaxed);
+      return finish_step(r, &next, stack_lo, stack_hi);
+    }
+    next = *r;
+  }
   const struct p2_module *m =
       p2_modules_find_hinted((uintptr_t)r->pc, atomic_load_explicit(&shard[sh].hint, memory_order_relaxed));
   if (m == NULL) atomic_fetch_add_explicit(&n_nomod, 1, memory_order_relaxed);
@@ -229,6 +287,7 @@ P2_AS_SAFE int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack
     if (rc == 1) {
       atomic_fetch_add_explicit(&shard[sh].n, 1, memory_order_relaxed);
       atomic_store_explicit(&shard[sh].hint, m, memory_order_relaxed);
+      p2_row_cache_put(row_pc(r), row);
     }
   } else if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
     /* No table, a row only libunwind can apply, or no FDE at all for this
@@ -249,22 +308,19 @@ P2_AS_SAFE int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack
     atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
     return rc;
   }
-  if (next.pc == NULL) return 0; /* outermost frame (_start, thread start) */
-  if (next.sp <= r->sp || !in_range(next.sp, stack_lo, stack_hi)) {
-    atomic_fetch_add_explicit(&n_fail, 1, memory_order_relaxed);
-    return P2_EINCONSISTENT;
-  }
-  next.exact_pc = false;
-  *r = next;
-  return 1;
+  return finish_step(r, &next, stack_lo, stack_hi);
 }
 
 void p2_unwind_use_tables(bool on) { atomic_store(&use_tables, on); }
 
+void p2_unwind_use_row_cache(bool on) { atomic_store(&use_row_cache, on); }
+
 P2_AS_SAFE void p2_unwind_stats(struct p2_unwind_stats *out) {
-  out->table_steps = 0;
-  for (int i = 0; i < STEP_SHARDS; i++)
+  out->table_steps = out->cached_steps = 0;
+  for (int i = 0; i < STEP_SHARDS; i++) {
     out->table_steps += atomic_load_explicit(&shard[i].n, memory_order_relaxed);
+    out->cached_steps += atomic_load_explicit(&shard[i].cached, memory_order_relaxed);
+  }
   out->dwarf_steps = atomic_load_explicit(&n_dwarf, memory_order_relaxed);
   out->fp_steps = atomic_load_explicit(&n_fp, memory_order_relaxed);
   out->failures = atomic_load_explicit(&n_fail, memory_order_relaxed);

@@ -46,6 +46,20 @@ struct p2_read_log;
 int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack_lo, const char *stack_hi,
                           struct p2_read_log *log);
 
+/* Before a step from r: follow the frame-pointer chain (which code built
+ * with frame pointers, such as libjvm.so, keeps) and start the loads of the
+ * row-cache entries of the return addresses it finds, so that the steps
+ * find them arriving instead of each waiting for its own cache miss. Only a
+ * hint: bounded, fault-tolerant loads; a chain that is no chain costs a few
+ * useless prefetches. Returns the frames followed: a walk that starts in
+ * code without frame pointers (libc's waits) calls again after a step or
+ * two, until the chain holds (P2_UNWIND_PREFETCH_ENOUGH).
+ * Context: AS-Safe. */
+int p2_unwind_prefetch(const struct p2_native_regs *r, const char *stack_lo, const char *stack_hi);
+#define P2_UNWIND_PREFETCH_ENOUGH 4
+
+#define P2_UNWIND_PREFETCH_TRIES 3
+
 /* True if pc lies in a loaded module's executable segment (as of the last
  * refresh). Context: AS-Safe. */
 bool p2_unwind_pc_in_module(const void *pc);
@@ -55,9 +69,14 @@ bool p2_unwind_pc_in_module(const void *pc);
  * Context: Anywhere; takes effect at the next step of every thread. */
 void p2_unwind_use_tables(bool on);
 
+/* Consult the row cache (row_cache.h, the default) before the tables, or
+ * not: for benchmarks. Context: Anywhere; takes effect at the next step. */
+void p2_unwind_use_row_cache(bool on);
+
 struct p2_unwind_stats {
-  uint64_t table_steps; /* by a compact row */
-  uint64_t dwarf_steps; /* by libunwind */
+  uint64_t table_steps;  /* by a compact row */
+  uint64_t cached_steps; /* of those, the row found in the row cache (row_cache.h) */
+  uint64_t dwarf_steps;  /* by libunwind */
   uint64_t fp_steps, failures, no_module;
 };
 

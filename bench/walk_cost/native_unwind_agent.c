@@ -52,7 +52,9 @@
 #include <unistd.h>
 
 #include "common/safe_access.h"
+#include "unwind/cfi.h"
 #include "unwind/modules_linux.h"
+#include "unwind/row_cache.h"
 #include "unwind/unwind.h"
 
 #define MAXF 128
@@ -70,6 +72,11 @@ static struct {
   double tab_ns, old_ns, warm_ns; /* warm_ns: tables again, right after both walks */
   int tab_steps, old_steps;
   int order; /* 0: tables timed first */
+  /* Cold tables walk (order 0): the TSC before its first step and after
+   * each step, so that each step's own cost is known (the whole walk's
+   * figure also holds the handler's first touches of the unwinder). */
+  uint64_t stamp[MAXF + 1];
+  int nstamp;
 } s;
 /* One sample at a time, even when a handler is preempted for longer than
  * the sampler waits (a loaded machine): the sampler names the sample it
@@ -78,6 +85,56 @@ static struct {
  * discarded, and the next signal waits until no handler runs. */
 static atomic_int requested, done, busy_handler, target_tid;
 static double pair_ns;
+static double tsc_ns, tsc_pair; /* ns per TSC tick; ticks of a back-to-back rdtsc pair */
+
+/* NATIVE_PRETOUCH (an experiment on where a cold step's time goes): before
+ * the cold tables walk, read "stack" the 64 KiB above the interrupted sp;
+ * "groups" also first walks with libunwind's local unwinder and reads the
+ * table line of each of its pcs. Unset: nothing (the figures reported). */
+static int pretouch;         /* 0 none, 1 stack, 2 stack and groups */
+static bool prefetch = true; /* p2_unwind_prefetch before each walk (NATIVE_PREFETCH=off: not) */
+static volatile uint64_t sink;
+
+/* Context: SIGPROF handler. */
+static void do_pretouch(const ucontext_t *uc) {
+  const char *sp = (const char *)uc->uc_mcontext.gregs[REG_RSP];
+  uint64_t acc = 0, v;
+  for (int i = 0; i < 1024; i++) {
+    if (p2_safe_load_u64(sp + 64 * i, &v) != 0) break;
+    acc += v;
+  }
+  if (pretouch == 3) { /* the row cache's entries: look up every 8th address of a 64 KiB span */
+    struct p2_cfi_rule r;
+    for (uintptr_t a = 0x10000; a < 0x10000 + 8192 * 8; a += 8) acc += p2_row_cache_get(a, &r);
+  }
+  if (pretouch == 4) { /* one entry per 4 KiB page of the row cache: its TLB entries only */
+    struct p2_cfi_rule r;
+    for (uintptr_t a = 0x10000; a < 0x10000 + 8192 * 8; a += 512) acc += p2_row_cache_get(a, &r);
+  }
+  if (pretouch == 2) {
+    unw_cursor_t cur;
+    if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+      int n = 0;
+      do {
+        unw_word_t ip;
+        unw_get_reg(&cur, UNW_REG_IP, &ip);
+        const struct p2_module *m = p2_modules_find(ip - (n > 0));
+        if (m != NULL && m->cfi != NULL) {
+          const struct p2_cfi_rule *r = p2_cfi_find(m->cfi, ip - (n > 0));
+          if (r != NULL) acc += r->kind;
+        }
+        n++;
+      } while (n < MAXF && unw_step(&cur) > 0);
+    }
+  }
+  sink = acc;
+}
+
+static inline uint64_t tsc(void) {
+  uint32_t lo, hi;
+  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return (uint64_t)hi << 32 | lo;
+}
 
 static double now_ns(void) {
   struct timespec t;
@@ -95,17 +152,22 @@ static int how_stepped(const struct p2_unwind_stats *a, const struct p2_unwind_s
 
 /* Context: SIGPROF handler. Walks with p2_unwind_step; records frames (and,
  * with `how`, which rule each step used). Returns the frame count. */
-static int p2_walk(const ucontext_t *uc, struct frame *f, int *rc_out, bool how) {
+static int p2_walk(const ucontext_t *uc, struct frame *f, int *rc_out, bool how, uint64_t *stamp) {
   struct p2_native_regs r = {(const char *)uc->uc_mcontext.gregs[REG_RIP],
                              (const char *)uc->uc_mcontext.gregs[REG_RSP],
                              (const char *)uc->uc_mcontext.gregs[REG_RBP], true};
   const char *lo = r.sp, *hi = r.sp + (64 << 20);
   int n = 0, rc = 1;
   f[n++] = (struct frame){(uintptr_t)r.pc, (uintptr_t)r.sp, 0};
+  int tries = prefetch ? P2_UNWIND_PREFETCH_TRIES : 0;
+  if (stamp != NULL) stamp[0] = tsc();
   while (n < MAXF) {
     struct p2_unwind_stats a, b;
     if (how) p2_unwind_stats(&a);
+    /* as profile2's walker does (lib/walk/walker.c) */
+    if (tries > 0) tries = p2_unwind_prefetch(&r, lo, hi) >= P2_UNWIND_PREFETCH_ENOUGH ? 0 : tries - 1;
     rc = p2_unwind_step(&r, lo, hi);
+    if (stamp != NULL) stamp[n] = tsc();
     if (how) {
       p2_unwind_stats(&b);
       f[n - 1].how = rc > 0 ? how_stepped(&a, &b) : 'e';
@@ -117,10 +179,11 @@ static int p2_walk(const ucontext_t *uc, struct frame *f, int *rc_out, bool how)
   return n;
 }
 
-static double timed_walk(const ucontext_t *uc, bool tables, struct frame *f, int *n, int *rc) {
+static double timed_walk(const ucontext_t *uc, bool tables, struct frame *f, int *n, int *rc,
+                         uint64_t *stamp) {
   p2_unwind_use_tables(tables);
   double t0 = now_ns();
-  *n = p2_walk(uc, f, rc, false);
+  *n = p2_walk(uc, f, rc, false, stamp);
   return now_ns() - t0 - pair_ns;
 }
 
@@ -147,11 +210,14 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucp) {
   int n, rc;
   struct frame scratch[MAXF];
   if (s.order == 0) {
-    s.tab_ns = timed_walk(uc, true, scratch, &n, &rc);
-    s.old_ns = timed_walk(uc, false, s.old, &s.nold, &s.old_rc);
+    if (pretouch) do_pretouch(uc);
+    s.tab_ns = timed_walk(uc, true, scratch, &n, &rc, s.stamp);
+    s.nstamp = n;
+    s.old_ns = timed_walk(uc, false, s.old, &s.nold, &s.old_rc, NULL);
   } else {
-    s.old_ns = timed_walk(uc, false, s.old, &s.nold, &s.old_rc);
-    s.tab_ns = timed_walk(uc, true, scratch, &n, &rc);
+    s.old_ns = timed_walk(uc, false, s.old, &s.nold, &s.old_rc, NULL);
+    s.tab_ns = timed_walk(uc, true, scratch, &n, &rc, NULL);
+    s.nstamp = 0;
   }
   unw_cursor_t cur;
   s.nref = 0;
@@ -166,11 +232,11 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucp) {
   s.native = 0;
   while (s.native < s.nref && p2_unwind_pc_in_module((const void *)(s.ref[s.native].pc - (s.native > 0))))
     s.native++;
-  s.warm_ns = timed_walk(uc, true, scratch, &n, &rc);
+  s.warm_ns = timed_walk(uc, true, scratch, &n, &rc, NULL);
   s.tab_steps = n - 1;
   s.old_steps = s.nold - 1;
   p2_unwind_use_tables(true);
-  s.ntab = p2_walk(uc, s.tab, &s.tab_rc, true);
+  s.ntab = p2_walk(uc, s.tab, &s.tab_rc, true, NULL);
   atomic_store(&done, serving);
   atomic_store(&busy_handler, 0);
   errno = saved;
@@ -220,6 +286,10 @@ struct tally {
   long lost_after_diff;
   double *tab_ns, *old_ns, *tab_step_ns, *old_step_ns, *busy_tab_ns, *busy_old_ns, *warm_step_ns;
   long nt, nbusy, ntab, nold, nbusy_tab, nbusy_old;
+  /* Each native step of the cold tables walks, timed alone: the walk's
+   * first step, and every later one. */
+  double *first_step_ns, *later_step_ns;
+  long nfirst, nlater, later_cap;
 };
 enum diff { D_NONE, D_PC, D_SP, D_ENDED, D_FAILED, D_N };
 static const char *diff_name[D_N] = {"none", "pc_differs", "sp_differs", "ours_ended_at_outermost",
@@ -289,6 +359,20 @@ static void analyse(int k, bool busy) {
       t->old_step_ns[t->nold++] = s.old_ns / s.old_steps;
       if (busy) t->busy_old_ns[t->nbusy_old++] = s.old_ns;
     }
+    if (s.order == 0) {
+      for (int i = 1; i < s.nstamp && i < s.native; i++) {
+        double ns = (double)(s.stamp[i] - s.stamp[i - 1] - (uint64_t)tsc_pair) * tsc_ns;
+        if (i == 1) {
+          t->first_step_ns[t->nfirst++] = ns;
+          continue;
+        }
+        if (t->nlater == t->later_cap) {
+          t->later_cap = t->later_cap ? 2 * t->later_cap : 4096;
+          t->later_step_ns = realloc(t->later_step_ns, (size_t)t->later_cap * sizeof(double));
+        }
+        t->later_step_ns[t->nlater++] = ns;
+      }
+    }
     t->warm_step_ns[t->nt] = s.warm_ns / s.tab_steps;
     t->nbusy += busy;
     t->nt++;
@@ -317,14 +401,16 @@ static void report(void) {
     printf("KIND kind=%s stacks=%ld native=%ld match=%ld match_pct=%.3f old_match=%ld old_match_pct=%.3f "
            "steps_table=%ld steps_libunwind=%ld steps_fp=%ld diffs=%ld,%ld,%ld,%ld lost_after_diff=%ld "
            "timed=%ld busy=%ld walk_tables_ns=%.0f walk_old_ns=%.0f busy_walk_tables_ns=%.0f "
-           "busy_walk_old_ns=%.0f step_tables_ns=%.1f step_old_ns=%.1f step_tables_warm_ns=%.1f\n",
+           "busy_walk_old_ns=%.0f step_tables_ns=%.1f step_old_ns=%.1f step_tables_warm_ns=%.1f "
+           "first_step_cold_ns=%.1f later_step_cold_ns=%.1f later_steps=%ld\n",
            kind_name[k], t->stacks, t->native, t->match, 100.0 * t->match / (t->native ? t->native : 1),
            t->old_match, 100.0 * t->old_match / (t->native ? t->native : 1), t->by_how[0], t->by_how[1],
            t->by_how[2], t->first_diff[D_PC], t->first_diff[D_SP], t->first_diff[D_ENDED],
            t->first_diff[D_FAILED], t->lost_after_diff, t->nt, t->nbusy, median(t->tab_ns, t->ntab),
            median(t->old_ns, t->nold), median(t->busy_tab_ns, t->nbusy_tab),
            median(t->busy_old_ns, t->nbusy_old), median(t->tab_step_ns, t->ntab),
-           median(t->old_step_ns, t->nold), median(t->warm_step_ns, t->nt));
+           median(t->old_step_ns, t->nold), median(t->warm_step_ns, t->nt),
+           median(t->first_step_ns, t->nfirst), median(t->later_step_ns, t->nlater), t->nlater);
   }
   printf("TOTAL stacks=%ld native=%ld match=%ld match_pct=%.3f old_match=%ld old_match_pct=%.3f "
          "steps_table=%ld steps_libunwind=%ld steps_fp=%ld first_diff_pc=%ld first_diff_sp=%ld "
@@ -334,9 +420,9 @@ static void report(void) {
          diffs[D_ENDED], diffs[D_FAILED]);
   struct p2_unwind_stats st;
   p2_unwind_stats(&st);
-  printf("STATS table_steps=%lu libunwind_steps=%lu fp_steps=%lu failures=%lu\n",
-         (unsigned long)st.table_steps, (unsigned long)st.dwarf_steps, (unsigned long)st.fp_steps,
-         (unsigned long)st.failures);
+  printf("STATS table_steps=%lu cached_steps=%lu libunwind_steps=%lu fp_steps=%lu failures=%lu\n",
+         (unsigned long)st.table_steps, (unsigned long)st.cached_steps, (unsigned long)st.dwarf_steps,
+         (unsigned long)st.fp_steps, (unsigned long)st.failures);
   fflush(stdout);
 }
 
@@ -344,8 +430,8 @@ static void *sampler(void *arg) {
   (void)arg;
   for (int k = 0; k < K_N; k++) {
     struct tally *t = &tallies[k];
-    double **arrays[] = {&t->tab_ns,      &t->old_ns,      &t->tab_step_ns, &t->old_step_ns,
-                         &t->busy_tab_ns, &t->busy_old_ns, &t->warm_step_ns};
+    double **arrays[] = {&t->tab_ns,      &t->old_ns,      &t->tab_step_ns,  &t->old_step_ns,
+                         &t->busy_tab_ns, &t->busy_old_ns, &t->warm_step_ns, &t->first_step_ns};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
       *arrays[i] = calloc((size_t)target_samples, sizeof(double));
   }
@@ -445,6 +531,28 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
     pairs[i] = now_ns() - a;
   }
   pair_ns = median(pairs, 1000);
+  for (int i = 0; i < 1000; i++) {
+    uint64_t a = tsc();
+    pairs[i] = (double)(tsc() - a);
+  }
+  tsc_pair = median(pairs, 1000);
+  const char *rc_env = getenv("NATIVE_ROW_CACHE");
+  if (rc_env != NULL && strcmp(rc_env, "off") == 0) p2_unwind_use_row_cache(false);
+  const char *pf = getenv("NATIVE_PREFETCH");
+  prefetch = pf == NULL || strcmp(pf, "off") != 0;
+  const char *pt = getenv("NATIVE_PRETOUCH");
+  pretouch = pt == NULL                    ? 0
+             : strcmp(pt, "stack") == 0    ? 1
+             : strcmp(pt, "groups") == 0   ? 2
+             : strcmp(pt, "cache") == 0    ? 3
+             : strcmp(pt, "cachetlb") == 0 ? 4
+                                           : 0;
+  double c0 = now_ns();
+  uint64_t k0 = tsc();
+  struct timespec nap = {0, 50 * 1000 * 1000};
+  nanosleep(&nap, NULL);
+  tsc_ns = (now_ns() - c0) / (double)(tsc() - k0);
+  printf("SETUP_TSC ns_per_tick=%.4f pair_ticks=%.0f\n", tsc_ns, tsc_pair);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_sigprof;

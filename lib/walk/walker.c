@@ -685,6 +685,7 @@ P2_AS_SAFE static void enter_native(struct p2_walker *w, const struct p2_regs *r
   }
   w->native = true;
   w->nregs = (struct p2_native_regs){regs->pc, regs->sp, regs->fp, exact};
+  w->prefetch_tries = P2_UNWIND_PREFETCH_TRIES;
 }
 
 P2_AS_SAFE static bool in_java_code(const char *pc) {
@@ -723,6 +724,10 @@ P2_AS_SAFE static int native_next(struct p2_walker *w, ASGST_Frame *f) {
     w->code_pc = n->pc;
     w->code_pc_exact = n->exact_pc;
   }
+  if (w->prefetch_tries > 0)
+    w->prefetch_tries = p2_unwind_prefetch(&w->nregs, w->stack_lo, w->stack_hi) >= P2_UNWIND_PREFETCH_ENOUGH
+                            ? 0
+                            : (int8_t)(w->prefetch_tries - 1);
   int rc = p2_unwind_step_logged(&w->nregs, w->stack_lo, w->stack_hi, w->log);
   /* A leaf call from Java code (no resume point) leads back to Java: a Java
    * thread's native run that reaches the outermost frame was misread. */
@@ -887,6 +892,7 @@ P2_AS_SAFE static int init_native_only(struct p2_walker *w, const struct p2_regs
   w->start_top = true;
   w->native = true;
   w->nregs = (struct p2_native_regs){regs->pc, regs->sp, regs->fp, true};
+  w->prefetch_tries = P2_UNWIND_PREFETCH_TRIES;
   w->start_native = true;
   w->start_nregs = w->nregs;
   return ASGST_NON_JAVA_TRACE;
@@ -961,6 +967,7 @@ P2_AS_SAFE void p2_walker_rewind(struct p2_walker *w) {
   p2_wc_cache_off(w);
   w->native = w->start_native;
   w->nregs = w->start_nregs;
+  w->prefetch_tries = P2_UNWIND_PREFETCH_TRIES;
   w->has_resume = w->start_has_resume;
   w->resume = w->start_resume;
   w->cur = w->start;

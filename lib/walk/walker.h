@@ -94,6 +94,7 @@ struct p2_walker {
    * unwind/ until its sp reaches the Java frame recorded in resume */
   bool native;
   struct p2_native_regs nregs;
+  int8_t prefetch_tries;             /* p2_unwind_prefetch calls left in this run */
   bool has_resume;                   /* false: native until the stack ends or code-cache code */
   struct p2_regs resume;
   bool start_native, start_has_resume; /* for rewind */

@@ -215,6 +215,57 @@ Test(unwind, a_step_by_table_neither_allocates_nor_locks) {
   cr_assert_eq(locks, 0);
 }
 
+struct step_frame {
+  const char *pc, *sp;
+};
+
+/* The frames from here to the stack's end, and the steps the row cache
+ * answered. */
+__attribute__((noinline)) static int frames_here(struct step_frame *f, int max, uint64_t *cached) {
+  ucontext_t uc;
+  getcontext(&uc);
+  struct p2_unwind_stats before, after;
+  p2_unwind_stats(&before);
+  struct p2_native_regs r = {(const char *)uc.uc_mcontext.gregs[REG_RIP],
+                             (const char *)uc.uc_mcontext.gregs[REG_RSP],
+                             (const char *)uc.uc_mcontext.gregs[REG_RBP], true};
+  int n = 0;
+  p2_unwind_prefetch(&r, r.sp, r.sp + (8 << 20));
+  while (n < max && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) f[n++] = (struct step_frame){r.pc, r.sp};
+  p2_unwind_stats(&after);
+  *cached = after.cached_steps - before.cached_steps;
+  return n;
+}
+
+Test(unwind, steps_from_the_row_cache_find_the_frames_the_tables_find) {
+  cr_assert_eq(p2_safe_access_init(), 0);
+  cr_assert_eq(p2_unwind_init(), 0);
+  struct step_frame f[3][64];
+  int n[3];
+  uint64_t cached[3];
+  /* the same stack each time (the compiler may copy the loop's call site:
+   * frame 0's return address may differ, nothing below it): without the
+   * cache, filling it, from it */
+  for (int i = 0; i < 3; i++) {
+    p2_unwind_use_row_cache(i > 0);
+    n[i] = frames_here(f[i], 64, &cached[i]);
+  }
+  p2_unwind_use_row_cache(true);
+  cr_assert_geq(n[0], 4);
+  cr_assert_eq(cached[0], 0);
+  for (int i = 1; i < 3; i++) {
+    cr_assert_eq(n[i], n[0], "walk %d: %d frames, without the cache %d", i, n[i], n[0]);
+    for (int k = 0; k < n[0]; k++)
+      cr_assert((k == 0 || f[i][k].pc == f[0][k].pc) && f[i][k].sp == f[0][k].sp,
+                "walk %d differs at frame %d: pc %p sp %p, without the cache pc %p sp %p", i, k,
+                (void *)f[i][k].pc, (void *)f[i][k].sp, (void *)f[0][k].pc, (void *)f[0][k].sp);
+  }
+  /* every step of the third walk was a step of an earlier walk, except
+   * perhaps the one from frame 0 (another copy of the call site) */
+  cr_assert_geq(cached[2] + 1, (uint64_t)n[0], "%lu of %d steps from the cache", (unsigned long)cached[2],
+                n[0]);
+}
+
 Test(unwind, garbage_registers_end_the_walk_without_crashing) {
   cr_assert_eq(p2_safe_access_init(), 0);
   cr_assert_eq(p2_unwind_init(), 0);

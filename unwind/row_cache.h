@@ -1,0 +1,46 @@
+/* A small cache from a return address to the compact unwind rule that
+ * applies there, shared by every thread.
+ *
+ * Why: a signal handler finds the caches cold. A step through the compact
+ * tables (cfi.h) reads one line of its module's group table, and those
+ * tables are large (libjvm.so: ~2 MiB) and touched only by handlers, so
+ * that line is mostly a miss: ~250 ns of a ~300 ns step on the 2-vCPU VMs
+ * of bench/RESULTS.md ("Native frames: where a cold step's time goes").
+ * Sampled stacks keep returning to the same few thousand call sites; their
+ * rules, one 8-byte word each, fit in 64 KiB that a sampling profiler keeps warm.
+ *
+ * An entry is one 64-bit word (one atomic load or store, so never torn):
+ * the pc's bits above the index, and the rule packed (kind, rbp rule,
+ * cfa_off, rbp_off / 8). Only rules that fit are cached; a miss or a rule
+ * that does not fit takes the table, as before. */
+#ifndef P2_ROW_CACHE_H
+#define P2_ROW_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/p2_compiler.h"
+#include "unwind/cfi.h"
+
+/* Move the cache to a 2 MiB page where the kernel gives one (entries
+ * found so far are dropped). Context: Anywhere (not in a signal handler);
+ * once, before sampling starts. */
+void p2_row_cache_init(void);
+
+/* The rule cached for pc into *out. Context: AS-Safe, lock-free. */
+P2_AS_SAFE bool p2_row_cache_get(uintptr_t pc, struct p2_cfi_rule *out);
+
+/* Remember rule for pc (a CFA_RSP or CFA_RBP rule; others and values that
+ * do not fit are left out). Context: AS-Safe, lock-free. */
+P2_AS_SAFE void p2_row_cache_put(uintptr_t pc, const struct p2_cfi_rule *rule);
+
+/* Start loading pc's entry into the cache (no fault, no wait).
+ * Context: AS-Safe. */
+P2_AS_SAFE void p2_row_cache_prefetch(uintptr_t pc);
+
+/* Forget every entry: a module was unloaded, and another may be loaded at
+ * its addresses. Context: Anywhere; a handler racing with it may still use
+ * an entry read before, as it may still use the module table it found. */
+void p2_row_cache_clear(void);
+
+#endif
