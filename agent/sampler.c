@@ -16,6 +16,7 @@
 #include "agent/records.h"
 #include "agent/threads.h"
 #include "agent/walk_caches.h"
+#include "common/clock.h"
 
 /* Scratch buffers for whole walks: a walk may be `depth` frames (2048 by
  * default: 32 KiB), too much for the interrupted thread's stack, which may
@@ -55,12 +56,6 @@ static void count_error(int code) {
   count(&st.errors[i]);
 }
 
-static uint64_t mono_ns(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts); /* AS-Safe (POSIX) */
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A wall-clock sample's thread state: JVMTI's state for Java threads, and
  * for runnable or non-Java threads whether the thread used CPU since its
  * previous sample (more than half the elapsed time: running).
@@ -74,7 +69,7 @@ static enum p2_thread_state thread_state(struct p2_thread *t) {
     if (s & JVMTI_THREAD_STATE_WAITING) return P2_STATE_WAITING;
   }
   if (t == NULL) return P2_STATE_UNKNOWN;
-  uint64_t cpu = mono_ns(CLOCK_THREAD_CPUTIME_ID), wall = mono_ns(CLOCK_MONOTONIC);
+  uint64_t cpu = p2_clock_ns(CLOCK_THREAD_CPUTIME_ID), wall = p2_monotonic_ns();
   bool first = t->last_wall_ns == 0;
   bool busy = first || (cpu - t->last_cpu_ns) * 2 >= wall - t->last_wall_ns;
   t->last_cpu_ns = cpu;
@@ -254,10 +249,10 @@ static void record_throttled(void *ucontext, int tid, int64_t vthread, uint64_t 
  * handler). cpu0: the thread's CPU clock at the start when t->cpu_timed. */
 static void budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
   if (t == NULL) return;
-  uint64_t end = mono_ns(CLOCK_MONOTONIC);
+  uint64_t end = p2_monotonic_ns();
   uint64_t took = end > start ? end - start : 0;
   if (t->cpu_timed > 0) {
-    uint64_t cpu = mono_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t cpu = p2_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t on_cpu = cpu > cpu0 ? cpu - cpu0 : 0;
     if (on_cpu < took) took = on_cpu;
     t->cpu_timed = took >= SUSPECT_NS ? CPU_TIMED_RUN : t->cpu_timed - 1;
@@ -314,12 +309,12 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   int64_t vthread = (int64_t)profile2_virtual_thread_id();
   if (vthread < 0) vthread = 0;
   if (vthread > 0) count(&st.vthread);
-  uint64_t start = mono_ns(CLOCK_MONOTONIC);
+  uint64_t start = p2_monotonic_ns();
   if (!budget_allows(t, start)) {
     record_throttled(ucontext, tid, vthread, weight, state);
     goto out;
   }
-  uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? mono_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
+  uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? p2_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
   /* A virtual thread's sample is walked here, never queued: a queue is
    * its carrier's, and a drain cannot stop a carrier while it runs a
    * virtual thread (JVMTI suspends it only when the virtual thread

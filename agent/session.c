@@ -27,6 +27,7 @@
 #include "agent/sampler_queue.h"
 #include "agent/threads.h"
 #include "agent/walk_caches.h"
+#include "common/clock.h"
 #include "common/env.h"
 
 /* Record arenas: 2 x 4M words (32 MiB each, touched only as samples
@@ -91,12 +92,6 @@ static void join_aggregator(void) {
   atomic_store(&s.aggregator_run, false);
   if (s.aggregator_alive && !pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
   s.aggregator_alive = false;
-}
-
-static uint64_t clock_ns(clockid_t c) {
-  struct timespec ts;
-  clock_gettime(c, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* --- threads --------------------------------------------------------------- */
@@ -278,21 +273,21 @@ static void *aggregator_main(void *arg) {
   while (atomic_load(&s.aggregator_run)) {
     struct timespec pause = {0, AGGREGATE_MS * 1000000L};
     nanosleep(&pause, NULL);
-    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    uint64_t t0 = p2_monotonic_ns();
     p2_lost_take(&lost);
     p2_walk_caches_grant(s.opt.depth);
     pthread_mutex_lock(&profile_lock);
     collect();
     record_lost(&lost);
     pthread_mutex_unlock(&profile_lock);
-    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t now = p2_monotonic_ns();
     note_pass(&s.pass_collect, now - t0);
     if (now - last_rescan >= RESCAN_MS * 1000000ull) {
       last_rescan = now;
       profile2_refresh_native_modules();
       bool per_thread = s.engine->thread_start != NULL;
       if (per_thread || !s.java) rescan();
-      note_pass(&s.pass_rescan, clock_ns(CLOCK_MONOTONIC) - now);
+      note_pass(&s.pass_rescan, p2_monotonic_ns() - now);
     }
     if (s.opt.duration_ns != 0 && now - s.start_mono_ns >= s.opt.duration_ns) {
       /* Stopping joins this thread: hand it to a detached helper. */
@@ -327,7 +322,7 @@ static const char *const lost_names[P2_LOST_COUNT] = {"buffer full", "scratch bu
 static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_sampler_stats *ss) {
   size_t n = 0;
   char buf[640]; /* the engine line: why perf was refused (~320 characters), what the timer owed at the stop (~150) */
-  uint64_t end = s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns;
+  uint64_t end = s.running ? p2_monotonic_ns() : s.stop_mono_ns;
   double secs = (double)(end - s.start_mono_ns) / 1e9;
   p2_options_describe(&s.opt, buf, sizeof buf);
   add_stat(st, &n, max, "options", "%s", buf);
@@ -536,7 +531,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
       .unit = time ? "nanoseconds" : "count",
       .interval = s.ecfg.interval,
       .start_ns = s.start_realtime_ns,
-      .duration_ns = (s.running ? clock_ns(CLOCK_MONOTONIC) : s.stop_mono_ns) - s.start_mono_ns,
+      .duration_ns = (s.running ? p2_monotonic_ns() : s.stop_mono_ns) - s.start_mono_ns,
       .tiers = s.opt.tiers,
       .lines = s.opt.lines,
       .stats = stats,
@@ -757,9 +752,9 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     p2_records_destroy();
     goto out;
   }
-  s.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  s.start_realtime_ns = p2_clock_ns(CLOCK_REALTIME);
   p2_walk_caches_mark();
-  s.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  s.start_mono_ns = p2_monotonic_ns();
   p2_sampler_start();
   if (s.engine->start(&s.ecfg, err, errlen) != 0) {
     p2_sampler_stop();
@@ -826,7 +821,7 @@ static void stop_locked(void) {
    * the wall engine's stop waits (up to 200 ms on a loaded machine) for
    * threads to take the weight of its last signals, and counted in, that
    * wait made every thread's wall time look 4 % short of the duration. */
-  s.stop_mono_ns = clock_ns(CLOCK_MONOTONIC);
+  s.stop_mono_ns = p2_monotonic_ns();
   s.engine->stop();
   p2_threads_each_locked(engine_thread_stop, NULL);
   if (s.opt.walk == P2_WALK_SAFEPOINT) p2_sampler_queue_stop(); /* drains what is queued */

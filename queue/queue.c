@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/p2_error.h"
 
 /* C11 (7.14.1.1) lets a signal handler touch only lock-free atomics. */
@@ -312,12 +313,6 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The consumer's side of the handshake: true when no producer is inside
  * reserve..commit and none can enter until swapping is cleared. The flag
  * goes up first, so a producer that keeps enqueueing cannot starve the swap.
@@ -325,7 +320,7 @@ static uint64_t now_ns(void) {
  * busy, and the drainer must not hang on it. */
 static bool exclude_producer(struct p2_queue *q) {
   atomic_store_explicit(&q->swapping, 1, memory_order_seq_cst);
-  uint64_t start = now_ns();
+  uint64_t start = p2_monotonic_ns();
   for (unsigned i = 1;; i++) {
     /* seq_cst, paired with the exchange + load in reserve: at least one of
      * the two sides sees the other's flag. */
@@ -334,7 +329,7 @@ static bool exclude_producer(struct p2_queue *q) {
       cpu_relax();
       continue;
     }
-    uint64_t waited = now_ns() - start;
+    uint64_t waited = p2_monotonic_ns() - start;
     if (waited >= SWAP_WAIT_NS) break;
     /* Reserves are refused while we wait: spin through the usual
      * reserve..commit (a stack walk), sleep only beyond it. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "tools/agent_path.h"
 #include "tools/attach_linux.h"
 #include "tools/commands.h"
@@ -131,12 +132,6 @@ static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig) { interrupted = sig; }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* --duration: the session runs; wait for the time, a signal, or the end of
  * the JVM, then stop it and list its files. */
 static int wait_and_stop(const struct target *t, const struct p2_args *a, const char *agent,
@@ -148,10 +143,10 @@ static int wait_and_stop(const struct target *t, const struct p2_args *a, const 
   sigemptyset(&sa.sa_mask);
   for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);
 
-  uint64_t end = now_ns() + a->wait_ns;
+  uint64_t end = p2_monotonic_ns() + a->wait_ns;
   bool gone = false;
   while (!interrupted) {
-    uint64_t now = now_ns();
+    uint64_t now = p2_monotonic_ns();
     if (now >= end) break;
     uint64_t step = end - now < 200000000ULL ? end - now : 200000000ULL;
     struct timespec ts = {(time_t)(step / 1000000000ULL), (long)(step % 1000000000ULL)};

@@ -180,7 +180,14 @@ Test(unwind, walks_through_code_without_frame_pointers_with_tables_and_no_malloc
                 (unsigned long)d.dwarf_steps);
 }
 
-__attribute__((noinline)) static int walk_here(struct p2_unwind_stats *delta) {
+struct step_frame {
+  const char *pc, *sp;
+};
+
+/* Walks from here to the stack's end, at most max frames, keeping them in f
+ * unless it is NULL, as a handler would (the prefetch first); *delta: the
+ * steps by kind. */
+__attribute__((noinline)) static int walk_here(struct p2_unwind_stats *delta, struct step_frame *f, int max) {
   ucontext_t uc;
   getcontext(&uc);
   struct p2_unwind_stats before, after;
@@ -191,10 +198,15 @@ __attribute__((noinline)) static int walk_here(struct p2_unwind_stats *delta) {
                              (const char *)uc.uc_mcontext.gregs[REG_RBP], true};
   in_signal_path = 1;
   int n = 0;
-  while (n < 256 && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) n++;
+  p2_unwind_prefetch(&r, r.sp, r.sp + (8 << 20));
+  while (n < max && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) {
+    if (f != NULL) f[n] = (struct step_frame){r.pc, r.sp};
+    n++;
+  }
   in_signal_path = 0;
   p2_unwind_stats(&after);
   delta->table_steps = after.table_steps - before.table_steps;
+  delta->cached_steps = after.cached_steps - before.cached_steps;
   delta->dwarf_steps = after.dwarf_steps - before.dwarf_steps;
   delta->fp_steps = after.fp_steps - before.fp_steps;
   return n;
@@ -205,7 +217,7 @@ Test(unwind, a_step_by_table_neither_allocates_nor_locks) {
   cr_assert_eq(p2_unwind_init(), 0);
   allocations = locks = 0;
   struct p2_unwind_stats d;
-  int n = walk_here(&d);
+  int n = walk_here(&d, NULL, 256);
   cr_log_info("%d frames: %lu table steps, %lu libunwind, %lu frame-pointer", n, (unsigned long)d.table_steps,
               (unsigned long)d.dwarf_steps, (unsigned long)d.fp_steps);
   /* this function, Criterion's runner, libc's start-up: all with CFI */
@@ -213,28 +225,6 @@ Test(unwind, a_step_by_table_neither_allocates_nor_locks) {
   cr_assert_eq(d.table_steps, (uint64_t)n, "%d frames, %lu by table", n, (unsigned long)d.table_steps);
   cr_assert_eq(allocations, 0);
   cr_assert_eq(locks, 0);
-}
-
-struct step_frame {
-  const char *pc, *sp;
-};
-
-/* The frames from here to the stack's end, and the steps the row cache
- * answered. */
-__attribute__((noinline)) static int frames_here(struct step_frame *f, int max, uint64_t *cached) {
-  ucontext_t uc;
-  getcontext(&uc);
-  struct p2_unwind_stats before, after;
-  p2_unwind_stats(&before);
-  struct p2_native_regs r = {(const char *)uc.uc_mcontext.gregs[REG_RIP],
-                             (const char *)uc.uc_mcontext.gregs[REG_RSP],
-                             (const char *)uc.uc_mcontext.gregs[REG_RBP], true};
-  int n = 0;
-  p2_unwind_prefetch(&r, r.sp, r.sp + (8 << 20));
-  while (n < max && p2_unwind_step(&r, r.sp, r.sp + (8 << 20)) > 0) f[n++] = (struct step_frame){r.pc, r.sp};
-  p2_unwind_stats(&after);
-  *cached = after.cached_steps - before.cached_steps;
-  return n;
 }
 
 Test(unwind, steps_from_the_row_cache_find_the_frames_the_tables_find) {
@@ -247,8 +237,10 @@ Test(unwind, steps_from_the_row_cache_find_the_frames_the_tables_find) {
    * frame 0's return address may differ, nothing below it): without the
    * cache, filling it, from it */
   for (int i = 0; i < 3; i++) {
+    struct p2_unwind_stats d;
     p2_unwind_use_row_cache(i > 0);
-    n[i] = frames_here(f[i], 64, &cached[i]);
+    n[i] = walk_here(&d, f[i], 64);
+    cached[i] = d.cached_steps;
   }
   p2_unwind_use_row_cache(true);
   cr_assert_geq(n[0], 4);
@@ -308,7 +300,7 @@ Test(unwind, a_child_forked_during_refreshes_can_refresh_and_walk) {
       alarm(5); /* a lock inherited held would hang the child: SIGALRM kills it */
       p2_unwind_refresh();
       struct p2_unwind_stats d;
-      _exit(walk_here(&d) >= 4 ? 0 : 1);
+      _exit(walk_here(&d, NULL, 256) >= 4 ? 0 : 1);
     }
     int status;
     waitpid(pid, &status, 0);
