@@ -166,3 +166,8 @@ P2_AS_SAFE const struct p2_module *p2_modules_find_hinted(uintptr_t pc, const st
 }
 
 P2_AS_SAFE const struct p2_module *p2_modules_find(uintptr_t pc) { return p2_modules_find_hinted(pc, NULL); }
+
+P2_AS_SAFE bool p2_modules_is_current(const struct p2_module *m) {
+  const struct table *t = atomic_load(&current);
+  return t != NULL && m >= t->mod && m < t->mod + t->count;
+}

@@ -5,6 +5,7 @@
 #ifndef P2_MODULES_LINUX_H
 #define P2_MODULES_LINUX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/p2_compiler.h"
@@ -32,5 +33,10 @@ const struct p2_module *p2_modules_find(uintptr_t pc);
  * the search. A hint from a table since replaced is not used.
  * Context: AS-Safe. */
 const struct p2_module *p2_modules_find_hinted(uintptr_t pc, const struct p2_module *hint);
+
+/* Whether m (found by the functions above) belongs to the current table:
+ * no refresh replaced it since. Sequentially consistent (row_cache.h).
+ * Context: AS-Safe. */
+bool p2_modules_is_current(const struct p2_module *m);
 
 #endif

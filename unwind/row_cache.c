@@ -66,21 +66,29 @@ P2_AS_SAFE bool p2_row_cache_get(uintptr_t pc, struct p2_cfi_rule *out) {
   return true;
 }
 
-P2_AS_SAFE void p2_row_cache_put(uintptr_t pc, const struct p2_cfi_rule *rule) {
+P2_AS_SAFE uint64_t p2_row_cache_put(uintptr_t pc, const struct p2_cfi_rule *rule) {
   uint64_t key = pc >> INDEX_BITS;
-  if (key == 0 || key >> KEY_BITS != 0) return;
-  if (rule->kind != P2_CFI_CFA_RSP && rule->kind != P2_CFI_CFA_RBP) return;
+  if (key == 0 || key >> KEY_BITS != 0) return 0;
+  if (rule->kind != P2_CFI_CFA_RSP && rule->kind != P2_CFI_CFA_RBP) return 0;
   int64_t rbp_off = rule->rbp == P2_CFI_RBP_AT_CFA ? rule->rbp_off : 0;
-  if (!fits(rule->cfa_off, CFA_BITS) || rbp_off % 8 != 0 || !fits(rbp_off / 8, RBP_OFF_BITS)) return;
+  if (!fits(rule->cfa_off, CFA_BITS) || rbp_off % 8 != 0 || !fits(rbp_off / 8, RBP_OFF_BITS)) return 0;
   uint64_t r = (uint64_t)(rule->kind == P2_CFI_CFA_RBP) | (uint64_t)(rule->rbp == P2_CFI_RBP_AT_CFA) << 1 |
                low_bits((uint64_t)(int64_t)rule->cfa_off, CFA_BITS) << 2 |
                low_bits((uint64_t)(rbp_off / 8), RBP_OFF_BITS) << (2 + CFA_BITS);
-  atomic_store_explicit(slot(pc), key | r << KEY_BITS, memory_order_relaxed);
+  uint64_t w = key | r << KEY_BITS;
+  /* seq_cst, as the clear and the caller's check after it: see
+   * p2_row_cache_put's comment in the header */
+  atomic_store(slot(pc), w);
+  return w;
+}
+
+P2_AS_SAFE void p2_row_cache_unput(uintptr_t pc, uint64_t word) {
+  if (word != 0) atomic_compare_exchange_strong(slot(pc), &word, 0);
 }
 
 P2_AS_SAFE void p2_row_cache_prefetch(uintptr_t pc) { __builtin_prefetch(slot(pc)); }
 
 void p2_row_cache_clear(void) {
   _Atomic uint64_t *e = atomic_load(&entries);
-  for (unsigned i = 0; i < ENTRIES; i++) atomic_store_explicit(&e[i], 0, memory_order_relaxed);
+  for (unsigned i = 0; i < ENTRIES; i++) atomic_store(&e[i], 0);
 }

@@ -31,8 +31,21 @@ void p2_row_cache_init(void);
 P2_AS_SAFE bool p2_row_cache_get(uintptr_t pc, struct p2_cfi_rule *out);
 
 /* Remember rule for pc (a CFA_RSP or CFA_RBP rule; others and values that
- * do not fit are left out). Context: AS-Safe, lock-free. */
-P2_AS_SAFE void p2_row_cache_put(uintptr_t pc, const struct p2_cfi_rule *rule);
+ * do not fit are left out). Returns the entry written, or 0.
+ *
+ * A rule found in a module table that a refresh has since replaced may be
+ * of a module unloaded meanwhile, and must not outlive the refresh's
+ * clear: so after the put the caller checks that its module is still in the
+ * current table (p2_modules_is_current) and, if not, takes the entry back
+ * (p2_row_cache_unput). The put, that check, the refresh's publication of
+ * the table and its clear are sequentially consistent, so either the check
+ * sees the new table or the clear comes after the put.
+ * Context: AS-Safe, lock-free. */
+P2_AS_SAFE uint64_t p2_row_cache_put(uintptr_t pc, const struct p2_cfi_rule *rule);
+
+/* Remove the entry p2_row_cache_put returned for pc, if the slot still
+ * holds it. Context: AS-Safe, lock-free. */
+P2_AS_SAFE void p2_row_cache_unput(uintptr_t pc, uint64_t word);
 
 /* Start loading pc's entry into the cache (no fault, no wait).
  * Context: AS-Safe. */

@@ -287,7 +287,9 @@ P2_AS_SAFE int p2_unwind_step_logged(struct p2_native_regs *r, const char *stack
     if (rc == 1) {
       atomic_fetch_add_explicit(&shard[sh].n, 1, memory_order_relaxed);
       atomic_store_explicit(&shard[sh].hint, m, memory_order_relaxed);
-      p2_row_cache_put(row_pc(r), row);
+      uint64_t put = p2_row_cache_put(row_pc(r), row);
+      /* m's table replaced meanwhile: m's module may be gone (row_cache.h) */
+      if (put != 0 && !p2_modules_is_current(m)) p2_row_cache_unput(row_pc(r), put);
     }
   } else if (atomic_load_explicit(&ready, memory_order_acquire) && m != NULL && m->table != 0) {
     /* No table, a row only libunwind can apply, or no FDE at all for this

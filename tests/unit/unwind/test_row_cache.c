@@ -80,6 +80,22 @@ Test(row_cache, another_pc_of_the_same_slot_misses_and_takes_it) {
   cr_assert_not(p2_row_cache_get(pa, &got));
 }
 
+Test(row_cache, unput_takes_back_only_its_own_entry) {
+  p2_row_cache_clear();
+  const struct p2_cfi_rule a = rule(P2_CFI_CFA_RSP, 8, P2_CFI_RBP_SAME, 0);
+  const struct p2_cfi_rule b = rule(P2_CFI_CFA_RSP, 16, P2_CFI_RBP_SAME, 0);
+  uintptr_t pa = 0x7f0000054321, pb = pa + ((uintptr_t)1 << 20); /* same slot */
+  struct p2_cfi_rule got;
+  uint64_t wa = p2_row_cache_put(pa, &a);
+  cr_assert_neq(wa, 0);
+  uint64_t wb = p2_row_cache_put(pb, &b); /* another handler's, since */
+  p2_row_cache_unput(pa, wa);
+  cr_assert(p2_row_cache_get(pb, &got), "unput removed another pc's entry");
+  p2_row_cache_unput(pb, wb);
+  cr_assert_not(p2_row_cache_get(pb, &got));
+  cr_assert_eq(p2_row_cache_put(pa, &(struct p2_cfi_rule){0, 0, P2_CFI_FALLBACK, 0}), 0);
+}
+
 Test(row_cache, clear_forgets_every_entry) {
   const struct p2_cfi_rule a = rule(P2_CFI_CFA_RSP, 8, P2_CFI_RBP_SAME, 0);
   for (uintptr_t pc = 0x7f0000000000; pc < 0x7f0000000000 + 10000; pc += 7) p2_row_cache_put(pc, &a);
