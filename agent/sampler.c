@@ -34,7 +34,7 @@ static atomic_int in_handler;
 
 static struct {
   atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, vthread, vthread_walked, truncated, throttled,
-      throttled_bare, budget_suspect, budget_cpu_timed, weight;
+      throttled_bare, budget_suspect, budget_cpu_timed, weight, kept_walks, kept_frames, kept_checked, kept_differ;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -85,6 +85,8 @@ struct walk {
   uint32_t n;
   int error;
   bool truncated;
+  struct p2_walk_keep *keep; /* the thread's recorded frames (walk_caches.h), or NULL */
+  bool skipped;              /* frames were taken from keep */
 };
 
 void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack) {
@@ -102,18 +104,77 @@ void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_
   }
 }
 
+/* PROFILE2_TEST_CHECK_KEPT=1 (tests): every walk that took frames from the
+ * thread's kept ones is walked again in full and compared (kept_differ). */
+static bool check_kept;
+
+/* The rest of the walk is frames the thread kept: take them in one copy
+ * (at most up to max: the walk is then truncated). Context: AS-Safe. */
+static void take_kept(ASGST_Iterator *it, struct walk *w) {
+  int from, skipped;
+  if (!profile2_iterator_skip_reused(it, w->keep->gen, &from, &skipped)) return;
+  /* the kept frames are the recorded walk's by construction; if not, the
+   * skipped frames are gone: an inconsistent walk, not a made-up stack */
+  if (from < 0 || skipped <= 0 || (uint32_t)from + (uint32_t)skipped != w->keep->n) {
+    w->error = PROFILE2_INCONSISTENT_VM_DATA;
+    return;
+  }
+  uint32_t take = (uint32_t)skipped <= w->max - w->n ? (uint32_t)skipped : w->max - w->n;
+  memcpy(&w->frames[w->n], &w->keep->f[from], take * sizeof w->frames[0]);
+  w->n += take;
+  w->truncated = take < (uint32_t)skipped;
+  w->skipped = true;
+  count(&st.kept_walks);
+  atomic_fetch_add_explicit(&st.kept_frames, take, memory_order_relaxed);
+}
+
+/* The walk ended normally: if the cache now records it, keep its frames for
+ * the next walk. Context: AS-Safe. */
+static void keep_walk(ASGST_Iterator *it, struct walk *w) {
+  uint64_t gen = profile2_iterator_recorded(it);
+  if (gen == 0 || w->n > w->keep->cap) return;
+  memcpy(w->keep->f, w->frames, w->n * sizeof w->frames[0]);
+  w->keep->n = w->n;
+  w->keep->gen = gen;
+}
+
+/* PROFILE2_TEST_CHECK_KEPT: the same walk again, in full, frame by frame.
+ * Context: AS-Safe. */
+static void check_walk(ASGST_Iterator *it, const struct walk *w) {
+  ASGST_RewindIterator(it);
+  ASGST_Frame f;
+  struct p2_rframe r;
+  uint32_t i = 0;
+  bool same = true;
+  for (; i < w->n && ASGST_NextFrame(it, &f) == 1; i++) {
+    p2_sampler_fill_frame(&r, it, &f, true);
+    same = same && memcmp(&r, &w->frames[i], sizeof r) == 0;
+  }
+  count(&st.kept_checked);
+  if (!same || i != w->n) count(&st.kept_differ);
+}
+
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
 static void collect(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
   ASGST_Frame f;
   int rc = 0;
-  while (w->n < w->max && (rc = ASGST_NextFrame(it, &f)) == 1) p2_sampler_fill_frame(&w->frames[w->n++], it, &f, true);
-  if (w->n == w->max)
+  for (;;) {
+    if (w->keep != NULL && !w->skipped) take_kept(it, w);
+    if (w->error != 0 || w->n >= w->max || (rc = ASGST_NextFrame(it, &f)) != 1) break;
+    p2_sampler_fill_frame(&w->frames[w->n++], it, &f, true);
+  }
+  if (w->error != 0) return;
+  if (w->n == w->max) {
     /* peeking at the next frame may cost an unwind step: not for a
      * throttled signal's top frame */
-    w->truncated = !w->top_only && ASGST_State(it) == 1;
-  else
+    if (!w->truncated) w->truncated = !w->top_only && ASGST_State(it) == 1;
+  } else {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
+  }
+  if (w->keep == NULL || w->error != 0 || w->truncated) return;
+  keep_walk(it, w);
+  if (w->skipped && check_kept) check_walk(it, w);
 }
 
 void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, int64_t vthread, uint64_t weight,
@@ -130,7 +191,7 @@ void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, in
     p2_sampler_lose(P2_LOST_SCRATCH_BUSY, tid, weight);
     return;
   }
-  struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false};
+  struct walk w = {scratch[k], (uint32_t)cfg.depth, false, 0, 0, false, p2_walk_caches_keep_of(t), false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
   /* Incremental when the thread has a walk cache (walk_caches.h): the same
    * frames, the unchanged bottom of the stack checked instead of walked. */
@@ -201,7 +262,7 @@ static void record_throttled(void *ucontext, int tid, int64_t vthread, uint64_t 
                              enum p2_thread_state state) {
   count(&st.throttled);
   struct p2_rframe top;
-  struct walk w = {&top, 1, true, 0, 0, false};
+  struct walk w = {&top, 1, true, 0, 0, false, NULL, false};
   int opts = cfg.cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
   if (ASGST_RunWithIterator(ucontext, opts, collect, &w) <= 0) w.n = 0;
   if (w.n == 0) count(&st.throttled_bare);
@@ -340,6 +401,8 @@ out:
 int p2_sampler_install(int sig, const struct p2_sampler_config *c, p2_sampler_enqueue_fn enqueue) {
   cfg = *c;
   enqueue_fn = enqueue;
+  const char *ck = getenv("PROFILE2_TEST_CHECK_KEPT");
+  check_kept = ck != NULL && strcmp(ck, "1") == 0;
   for (int i = 0; i < NSCRATCH; i++) {
     if (scratch[i] != NULL) continue;
     /* Sized for the largest depth a session may ask for: handlers of an
@@ -390,6 +453,10 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->budget_suspect = atomic_load(&st.budget_suspect);
   o->budget_cpu_timed = atomic_load(&st.budget_cpu_timed);
   o->weight = atomic_load(&st.weight);
+  o->kept_walks = atomic_load(&st.kept_walks);
+  o->kept_frames = atomic_load(&st.kept_frames);
+  o->kept_checked = atomic_load(&st.kept_checked);
+  o->kept_differ = atomic_load(&st.kept_differ);
   for (int i = 0; i < P2_LOST_COUNT; i++) o->lost[i] = atomic_load(&st.lost[i]);
   for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
 }
@@ -408,6 +475,10 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.budget_suspect, 0);
   atomic_store(&st.budget_cpu_timed, 0);
   atomic_store(&st.weight, 0);
+  atomic_store(&st.kept_walks, 0);
+  atomic_store(&st.kept_frames, 0);
+  atomic_store(&st.kept_checked, 0);
+  atomic_store(&st.kept_differ, 0);
   for (int i = 0; i < P2_LOST_COUNT; i++) atomic_store(&st.lost[i], 0);
   for (int i = 0; i < 64; i++) atomic_store(&st.errors[i], 0);
 }

@@ -68,6 +68,9 @@ struct p2_sampler_stats {
   uint64_t budget_cpu_timed; /* walks timed on the thread's CPU clock (after a suspect one, or slow ones) */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
+  uint64_t kept_walks;    /* walks that took their reused frames from the thread's kept ones */
+  uint64_t kept_frames;   /* the frames so taken */
+  uint64_t kept_checked, kept_differ; /* PROFILE2_TEST_CHECK_KEPT: walked again in full, and how many differed */
   uint64_t errors[64];    /* walks that ended with error -i (index i) */
 };
 

@@ -434,14 +434,20 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (double)atomic_load(&s.pass_rescan.longest_ns) / 1e6);
   PROFILE2_WalkCacheStats wc;
   p2_walk_caches_since_mark(&wc);
+  char kept_check[96] = "";
+  if (ss->kept_checked)
+    snprintf(kept_check, sizeof kept_check, " (%llu walked again in full to check: %llu differed)",
+             (unsigned long long)ss->kept_checked, (unsigned long long)ss->kept_differ);
   if (wc.walks)
     add_stat(st, &n, max, "incremental walks",
              "%llu walks with a walk cache (threads with %d frames and more), %llu reused the previous walk's "
              "bottom: %llu frames taken from it after checking %llu words of the stack, %llu found changed; "
-             "%lu caches not allocated",
+             "%llu walks took %llu of those frames from the previous sample in one copy%s; %lu caches not "
+             "allocated",
              (unsigned long long)wc.walks, P2_WALK_CACHE_MIN_FRAMES, (unsigned long long)wc.reused_walks,
              (unsigned long long)wc.reused_frames, (unsigned long long)wc.verified_reads,
-             (unsigned long long)wc.rejected, p2_walk_caches_failures());
+             (unsigned long long)wc.rejected, (unsigned long long)ss->kept_walks,
+             (unsigned long long)ss->kept_frames, kept_check, p2_walk_caches_failures());
   if (ss->throttled)
     add_stat(st, &n, max, "throttled",
              "%llu signals not walked: their thread's walks had used budget=%g %% of its time (samples of "

@@ -59,6 +59,7 @@ void p2_threads_clear(void) {
   }
   for (size_t i = 0; i < nall; i++) {
     profile2_walk_cache_destroy(atomic_load(&all[i]->walk_cache));
+    free(atomic_load(&all[i]->walk_keep));
     free(all[i]);
   }
   free(all);

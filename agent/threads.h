@@ -31,6 +31,8 @@
 
 #include <profile2.h>
 
+struct p2_walk_keep;
+
 struct p2_thread {
   _Atomic int tid;              /* 0 while being (re)initialized */
   bool java;                    /* a Java thread (JVMTI told us) */
@@ -73,6 +75,7 @@ struct p2_thread {
    * capacity (published by the aggregator: capacity first), and the
    * capacity the handler asked for (0: none) */
   _Atomic(profile2_walk_cache *) walk_cache;
+  _Atomic(struct p2_walk_keep *) walk_keep; /* the frames of its walk the cache records */
   atomic_uint walk_cache_frames;
   atomic_uint want_cache_frames;
   /* private */

@@ -14,6 +14,7 @@ static atomic_bool wanted;
  * can run (p2_walk_caches_free_retired). */
 static struct retired {
   profile2_walk_cache *c;
+  struct p2_walk_keep *keep;
   uint32_t frames;
   struct retired *next;
 } *retired;
@@ -29,6 +30,12 @@ static uint32_t total_frames;
 
 profile2_walk_cache *p2_walk_caches_of(struct p2_thread *t) {
   return t != NULL ? atomic_load_explicit(&t->walk_cache, memory_order_acquire) : NULL;
+}
+
+/* A handler may load a cache and a keep of different grants: the keep's
+ * generation is then another cache's, which never matches (profile2.h). */
+struct p2_walk_keep *p2_walk_caches_keep_of(struct p2_thread *t) {
+  return t != NULL ? atomic_load_explicit(&t->walk_keep, memory_order_acquire) : NULL;
 }
 
 void p2_walk_caches_walked(struct p2_thread *t, uint32_t frames, bool truncated) {
@@ -51,28 +58,36 @@ static void grant_one(struct p2_thread *t, void *arg) {
   if (want > (uint32_t)grant_max) want = (uint32_t)grant_max;
   if (atomic_load(&t->walk_cache) != NULL && want <= atomic_load(&t->walk_cache_frames)) return;
   profile2_walk_cache *c = total_frames + want <= TOTAL_FRAMES_MAX ? profile2_walk_cache_create((int)want) : NULL;
+  struct p2_walk_keep *keep = c != NULL ? calloc(1, sizeof *keep + want * sizeof keep->f[0]) : NULL;
+  if (c != NULL && keep == NULL) {
+    profile2_walk_cache_destroy(c);
+    c = NULL;
+  }
   if (c == NULL) {
     if (atomic_fetch_add(&alloc_failures, 1) == 0)
       p2_log_error("cannot allocate a walk cache of %u frames (%u frames allocated): that thread's walks stay "
                    "full walks (further failures are only counted)", want, total_frames);
     return;
   }
+  keep->cap = want;
   struct retired *r = malloc(sizeof *r);
   if (r == NULL) {
     profile2_walk_cache_destroy(c);
+    free(keep);
     return;
   }
   total_frames += want;
   /* capacity first: a handler that sees the new cache sees its size */
   uint32_t old_frames = atomic_load(&t->walk_cache_frames);
   atomic_store(&t->walk_cache_frames, want);
+  struct p2_walk_keep *old_keep = atomic_exchange(&t->walk_keep, keep);
   profile2_walk_cache *old = atomic_exchange(&t->walk_cache, c);
   if (old == NULL) {
     free(r);
     return;
   }
   pthread_mutex_lock(&retired_lock);
-  *r = (struct retired){old, old_frames, retired};
+  *r = (struct retired){old, old_keep, old_frames, retired};
   retired = r;
   pthread_mutex_unlock(&retired_lock);
 }
@@ -130,6 +145,7 @@ void p2_walk_caches_free_retired(void) {
   while (r != NULL) {
     struct retired *next = r->next;
     profile2_walk_cache_destroy(r->c);
+    free(r->keep);
     total_frames -= r->frames; /* the aggregator has stopped: no grant races */
     free(r);
     r = next;

@@ -8,14 +8,30 @@
  * session's depth). The handler asks (p2_walk_caches_want); the aggregator
  * allocates between passes (p2_walk_caches_grant). A cache that turns out
  * too small is replaced by a larger one; the old one is kept until the
- * session ends, since a handler may still hold it. */
+ * session ends, since a handler may still hold it.
+ *
+ * With each cache, the thread's recorded frames as the agent took them
+ * (struct p2_walk_keep): a walk that reuses the record's bottom takes those
+ * frames from there in one copy instead of one by one
+ * (profile2_iterator_skip_reused), which spares the method lookups of a
+ * deep stack's unchanged frames. */
 #ifndef P2_AGENT_WALK_CACHES_H
 #define P2_AGENT_WALK_CACHES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/records.h"
 #include "agent/threads.h"
+
+/* The frames of a thread's last walk that its cache records, under the
+ * cache's generation gen (0: none). Written only by the thread's own
+ * handler while it owns the cache (a walk that could record). */
+struct p2_walk_keep {
+  uint64_t gen;
+  uint32_t n, cap;
+  struct p2_rframe f[];
+};
 
 /* Walks of fewer frames gain too little to be worth a cache. */
 #define P2_WALK_CACHE_MIN_FRAMES 64
@@ -25,6 +41,7 @@
  * truncated: it is not recorded, so it asks for nothing).
  * Context: AS-Safe. */
 profile2_walk_cache *p2_walk_caches_of(struct p2_thread *t);
+struct p2_walk_keep *p2_walk_caches_keep_of(struct p2_thread *t);
 void p2_walk_caches_walked(struct p2_thread *t, uint32_t frames, bool truncated);
 
 /* Allocate the caches threads asked for, of up to max_frames frames.

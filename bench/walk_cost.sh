@@ -144,19 +144,27 @@ for label, pick in (("median", statistics.median), ("fastest", min)):
 # Incremental walks (issue 14 item 2): the cached walk of the deepest stack
 # against the plain walk of the shallowest, and what the caches did.
 cache = collections.defaultdict(collections.Counter)  # (jdk, mode, depth) -> sums
+skip = collections.defaultdict(collections.Counter)
 for line in open(sys.argv[1]):
-    if " CACHE " not in line:
-        continue
     kv = dict(re.findall(r"(\w+)=(\S+)", line))
-    for k in ("walks", "reused_walks", "reused_frames", "verified_reads", "rejected", "mismatches"):
-        cache[(kv["jdk"], kv["mode"], int(kv["depth"]))][k] += int(kv[k])
+    if " CACHE " in line:
+        for k in ("walks", "reused_walks", "reused_frames", "verified_reads", "rejected", "mismatches"):
+            cache[(kv["jdk"], kv["mode"], int(kv["depth"]))][k] += int(kv[k])
+    elif " SKIP " in line:
+        for k in ("walks", "frames", "mismatches"):
+            skip[(kv["jdk"], kv["mode"], int(kv["depth"]))][k] += int(kv[k])
 if cache:
     print()
     print("Incremental walks (signal-cached): the deepest stack walked with its walk cache, against a plain walk "
           "of the shallowest (median ns per walk), and the caches' counts over all runs:")
     print()
-    print("| JDK | frames | cached walk, deepest | plain walk, shallowest | ratio | walks reusing / walks | frames reused per reusing walk | words checked per reusing walk | different from the plain walk |")
-    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+    print("signal-skip: the same, with a consumer that takes the reused frames from what it kept of its"
+          " previous walk (profile2_iterator_skip_reused) instead of one by one.")
+    print()
+    print("| JDK | frames | cached walk, deepest | plain walk, shallowest | ratio | skipping consumer, deepest | ratio |"
+          " walks reusing / walks | frames reused per reusing walk | words checked per reusing walk |"
+          " walks skipping | different from the plain walk: cached, skipping |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |")
     for jdk, mode in sorted({(k[0], k[1]) for k in cache}):
         depths = sorted(d for j, m, d in cache if (j, m) == (jdk, mode))
         lo, hi = depths[0], depths[-1]
@@ -165,10 +173,14 @@ if cache:
         if not c_hi or not p_lo:
             continue
         ch, pl = statistics.median(c_hi), statistics.median(p_lo)
-        t = cache[(jdk, mode, hi)]
+        s_hi = rows.get((jdk, mode, "signal-skip", hi))
+        sh = statistics.median(s_hi) if s_hi else float("nan")
+        t, k = cache[(jdk, mode, hi)], skip[(jdk, mode, hi)]
         rw = max(t["reused_walks"], 1)
-        print(f"| {jdk} | {mode} | {ch:,.0f} ({hi}) | {pl:,.0f} ({lo}) | {ch / pl:.2f} | {t['reused_walks']:,} / {t['walks']:,}"
-              f" | {t['reused_frames'] / rw:,.0f} | {t['verified_reads'] / rw:,.0f} | {t['mismatches']} |")
+        print(f"| {jdk} | {mode} | {ch:,.0f} ({hi}) | {pl:,.0f} ({lo}) | {ch / pl:.2f} | {sh:,.0f} | {sh / pl:.2f}"
+              f" | {t['reused_walks']:,} / {t['walks']:,}"
+              f" | {t['reused_frames'] / rw:,.0f} | {t['verified_reads'] / rw:,.0f} | {k['walks']:,}"
+              f" | {t['mismatches']}, {k['mismatches']} |")
 EOF
 
 if [ "$java_only" != 1 ]; then

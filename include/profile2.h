@@ -823,6 +823,37 @@ typedef struct {
 } PROFILE2_WalkCacheStats;
 PROFILE2_API void profile2_walk_cache_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out);
 
+/* Reuse without taking the frames one by one. An incremental walk that has
+ * found its unchanged part yields the recorded walk's frames from there to
+ * its end. A profiler that keeps its results for the frames of the walk a
+ * cache recorded (method ids, say) can take that part from what it kept
+ * instead of taking, one by one, frames it already has.
+ *
+ * profile2_iterator_recorded: once the iterator's walk has ended normally
+ * (ASGST_NextFrame returned 0), the generation under which the cache now
+ * records this walk's frames (never 0), or 0 if it does not (a walk that
+ * ended in an error or before its end, that went deeper than the cache
+ * holds, or had no cache). Keep it with your results for those frames.
+ *
+ * profile2_iterator_skip_reused: if the frames the iterator yields from
+ * here on are, all of them up to its end, the frames from index *from on
+ * of the walk recorded under generation kept (the value
+ * profile2_iterator_recorded gave for one of your walks with this cache),
+ * *count of them: sets *from and *count, moves the iterator past them and
+ * returns 1 (the next ASGST_NextFrame returns 0: the walk ended normally).
+ * Else returns 0 and changes nothing: go on with ASGST_NextFrame. Worth
+ * asking after each frame the walk yields until it answers 1; it answers
+ * at once when there is nothing to skip.
+ *
+ * A walk that skipped is itself recorded as any other (its frames: those it
+ * yielded, then the skipped ones), so the chain goes on walk after walk.
+ * Generations are unique among all the caches of the process: one kept
+ * from another cache (a thread's cache replaced by a larger one) never
+ * matches.
+ * Context: AS-Safe; within the iterator's handler. */
+PROFILE2_API uint64_t profile2_iterator_recorded(ASGST_Iterator *iterator);
+PROFILE2_API int profile2_iterator_skip_reused(ASGST_Iterator *iterator, uint64_t kept, int *from, int *count);
+
 /* The identity of method as ASGST_GetMethodInfo gives it (the declaring
  * class in *klass, the ConstMethod idnum in *idnum: together they name one
  * method), for the per-frame check of a profiler that keys methods by

@@ -67,6 +67,16 @@ P2_EXPORT P2_AS_SAFE void profile2_walk_cache_stats(const profile2_walk_cache *c
   *out = (PROFILE2_WalkCacheStats){c->walks, c->reused_walks, c->reused_frames, c->verified_reads, c->rejected};
 }
 
+P2_EXPORT P2_AS_SAFE uint64_t profile2_iterator_recorded(ASGST_Iterator *it) {
+  if (it == NULL || it->cap != NULL) return 0; /* a queue element's iterator has no cache */
+  return p2_walker_recorded(&it->w);
+}
+
+P2_EXPORT P2_AS_SAFE int profile2_iterator_skip_reused(ASGST_Iterator *it, uint64_t kept, int *from, int *count) {
+  if (it == NULL || it->cap != NULL || from == NULL || count == NULL) return 0;
+  return p2_walker_skip_reused(&it->w, kept, from, count);
+}
+
 P2_EXPORT P2_AS_SAFE int ASGST_RunWithIteratorFromFrame(void *sp, void *fp, void *pc, int options,
                                                         ASGST_IteratorHandler fun, void *argument) {
   struct p2_regs regs = {pc, sp, fp, NULL};

@@ -11,10 +11,17 @@
 #define EXTRA_PHYS 64
 #define READS_PER_PHYS 6
 
+/* Caches created so far: each one's generations start at its number times
+ * 2^40, so that no two caches ever use the same generation (a consumer
+ * that kept one cache's may ask another). */
+static _Atomic uint64_t caches_created;
+#define GEN_SHIFT 40
+
 struct p2_walk_cache *p2_walk_cache_create(int max_frames) {
   if (max_frames < 1 || max_frames > (1 << 16)) return NULL;
   struct p2_walk_cache *c = calloc(1, sizeof *c);
   if (c == NULL) return NULL;
+  c->gen = (atomic_fetch_add(&caches_created, 1) + 1) << GEN_SHIFT;
   c->cap_o = (uint32_t)max_frames + P2_WALK_CACHE_STAGE_OUT;
   c->cap_p = (uint32_t)max_frames + EXTRA_PHYS + P2_WALK_CACHE_STAGE_PHYS;
   c->cap_l = ((uint32_t)max_frames + EXTRA_PHYS) * READS_PER_PHYS + P2_WALK_CACHE_STAGE_LOG;

@@ -87,6 +87,10 @@ struct p2_walk_cache {
   struct p2_read *slog;
   /* counters (profile2_walk_cache_stats) */
   uint64_t walks, reused_walks, reused_frames, verified_reads, rejected;
+  /* the record's generation: a new one each time a walk becomes the
+   * record, so that a consumer can tell which of its walks the record holds
+   * (profile2_iterator_skip_reused); unique among all caches (walk_cache.c) */
+  uint64_t gen;
 };
 
 /* Staging sizes, and the headroom a full recording leaves in front. */

@@ -119,6 +119,9 @@ struct p2_walker {
   struct p2_read_log rlog;    /* the reads recorded, in the staging or the main log */
   struct p2_read_log *log;    /* &rlog while recording, else NULL */
   uint32_t rp, rp_end;        /* replaying the cache's frames [rp, rp_end) */
+  uint32_t reuse_base;        /* replaying: out index of the replayed record's first frame */
+  uint64_t reuse_gen;         /* replaying: that record's generation */
+  uint64_t made_gen;          /* the generation under which this walk became the record, or 0 */
   uint64_t cache_gen;         /* p2_unload_generation() when the walk began */
   /* a virtual thread's frozen frames (walker.c, enter_chunk): the walk is
    * in chunk's body, whose words bound every sp meanwhile; start_lo/hi:
@@ -191,6 +194,11 @@ void p2_walker_use_cache(struct p2_walker *w, struct p2_walk_cache *c);
  * to it): frames being replayed are still read from it.
  * Context: AS-Safe. */
 void p2_walker_detach_cache(struct p2_walker *w);
+
+/* profile2_iterator_skip_reused and profile2_iterator_recorded (profile2.h)
+ * for a walk with a cache (walker_cache.c). Context: AS-Safe. */
+int p2_walker_skip_reused(struct p2_walker *w, uint64_t kept, int *from, int *count);
+uint64_t p2_walker_recorded(const struct p2_walker *w);
 
 /* Turn a snapshot (struct p2_walker.snap) into a walker that starts at that
  * frame, with options (physical mode off: full Java frames). The stack it

@@ -84,6 +84,8 @@ P2_AS_SAFE static void replay_from(struct p2_walker *w, uint32_t i) {
   struct p2_walk_cache *c = w->cache;
   uint32_t o = c->phys[i].out, l = c->phys[i].log;
   uint32_t up = w->rec_p, uo = w->rec_o, ul = w->rlog.n;
+  w->reuse_base = c->o0;
+  w->reuse_gen = c->gen;
   if (i >= up && o >= uo && l >= ul && !w->rlog.overflow) {
     uint32_t p0 = i - up, o0 = o - uo, l0 = l - ul;
     for (uint32_t j = 0; j < up; j++) {
@@ -96,6 +98,7 @@ P2_AS_SAFE static void replay_from(struct p2_walker *w, uint32_t i) {
     c->p0 = p0;
     c->o0 = o0;
     c->l0 = l0;
+    w->made_gen = ++c->gen; /* this walk's top in front of the record's bottom */
   } else {
     c->valid = false; /* its frames stay in place until this walk ends */
   }
@@ -180,6 +183,7 @@ P2_AS_SAFE void p2_wc_walk_ended(struct p2_walker *w) {
     c->options = w->options;
     c->unload_gen = w->cache_gen;
     c->valid = true;
+    w->made_gen = ++c->gen;
   } else if (w->cmode == CACHE_RECORD) {
     c->valid = false;
   }
@@ -192,6 +196,7 @@ P2_AS_SAFE void p2_walker_use_cache(struct p2_walker *w, struct p2_walk_cache *c
   if (c == NULL || w->snap != NULL || (w->options & (P2_WALK_PHYSICAL | ASGST_END_ON_FIRST_JAVA_FRAME))) return;
   w->cache = c;
   w->rec_p = w->rec_o = 0;
+  w->reuse_gen = w->made_gen = 0;
   w->cache_gen = p2_unload_generation();
   c->walks++;
   if (c->valid && c->thread == w->thread && c->options == w->options && c->unload_gen == w->cache_gen) {
@@ -207,3 +212,17 @@ P2_AS_SAFE void p2_walker_detach_cache(struct p2_walker *w) {
   if (w->cmode != CACHE_REPLAY) p2_wc_cache_off(w);
 }
 
+
+P2_AS_SAFE int p2_walker_skip_reused(struct p2_walker *w, uint64_t kept, int *from, int *count) {
+  if (w->cmode != CACHE_REPLAY || kept == 0 || w->reuse_gen != kept || w->rp >= w->rp_end) return 0;
+  *from = (int)(w->rp - w->reuse_base);
+  *count = (int)(w->rp_end - w->rp);
+  w->rp = w->rp_end;
+  return 1;
+}
+
+P2_AS_SAFE uint64_t p2_walker_recorded(const struct p2_walker *w) {
+  const struct p2_walk_cache *c = w->cache;
+  if (c == NULL || w->state != 0 || w->made_gen == 0 || !c->valid || c->gen != w->made_gen) return 0;
+  return w->made_gen;
+}

@@ -4,8 +4,10 @@
  * end), whatever the record holds: a stack whose top changed, whose middle
  * changed (another function at the same depth: the same slots, other return
  * addresses), that grew by more than the staging holds, or that is deeper
- * than the cache; a walk rewound or peeked at halfway. And reuse must
- * happen where the bottom did not change. */
+ * than the cache; a walk rewound or peeked at halfway; a consumer that
+ * skips the reused frames (profile2_iterator_skip_reused) and takes them
+ * from what it kept of an earlier walk. And reuse must happen where the
+ * bottom did not change. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,16 +28,38 @@ struct walks {
 
 static profile2_walk_cache *cache;
 static int walks_done, mismatches;
-/* What the callback does halfway through a cached walk. */
-static enum { PLAIN_USE, PEEK, REWIND } mode;
+/* What the callback does halfway through a cached walk, or whether it
+ * skips the frames it has kept. */
+static enum { PLAIN_USE, PEEK, REWIND, SKIP } mode;
+/* SKIP: the frames of the consumer's walk the cache recorded, and under
+ * which generation; what was skipped */
+static struct frames kept;
+static uint64_t kept_gen;
+static int skips, skipped_frames, bad_skips;
+
+/* The rest of the walk is kept[from, from + count): take it from there. */
+static void take_kept(ASGST_Iterator *it, struct frames *a) {
+  int from, count;
+  if (!profile2_iterator_skip_reused(it, kept_gen, &from, &count)) return;
+  if (from < 0 || count <= 0 || from + count != kept.n || a->n + count > MAX) {
+    bad_skips++;
+    return;
+  }
+  memcpy(&a->f[a->n], &kept.f[from], (size_t)count * sizeof a->f[0]);
+  a->n += count;
+  skips++;
+  skipped_frames += count;
+}
 
 static void collect(ASGST_Iterator *it, void *arg) {
   struct frames *a = arg;
   ASGST_Frame f;
   int rc;
   a->n = 0;
+  if (mode == SKIP) take_kept(it, a);
   while ((rc = ASGST_NextFrame(it, &f)) == 1) {
     if (a->n < MAX) a->f[a->n++] = f;
+    if (mode == SKIP) take_kept(it, a);
     if (a->n == 20 && mode == PEEK) (void)ASGST_State(it);
     if (a->n == 20 && mode == REWIND) {
       ASGST_RewindIterator(it);
@@ -44,6 +68,10 @@ static void collect(ASGST_Iterator *it, void *arg) {
     }
   }
   a->end = rc;
+  if (mode == SKIP) {
+    kept_gen = profile2_iterator_recorded(it);
+    if (kept_gen != 0) kept = *a;
+  }
 }
 
 static bool same(const struct frames *a, const struct frames *b) {
@@ -107,6 +135,8 @@ static void setup(void) {
   cache = profile2_walk_cache_create(MAX);
   cr_assert_not_null(cache);
   walks_done = mismatches = 0;
+  kept_gen = 0;
+  skips = skipped_frames = bad_skips = 0;
 }
 
 static void teardown(void) { profile2_walk_cache_destroy(cache); }
@@ -154,6 +184,26 @@ Test(walk_cache, peek_and_rewind_halfway) {
     descend(100, 1u << 7, PLAIN_USE);
   }
   cr_assert_eq(mismatches, 0, "%d of %d incremental walks differ", mismatches, walks_done);
+}
+
+Test(walk_cache, a_consumer_that_skips_gets_the_plain_frames) {
+  unsigned paths[] = {0, 1u << 3, 1u << 15, 0xffffffffu, 0};
+  int depths[] = {100, 100, 30, 200, 100, 100, 300, 100};
+  for (int r = 0; r < 3; r++)
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+      for (size_t j = 0; j < sizeof depths / sizeof depths[0]; j++) descend(depths[j], paths[i], SKIP);
+  cr_assert_eq(mismatches, 0, "%d of %d walks differ", mismatches, walks_done);
+  cr_assert_eq(bad_skips, 0, "%d skips that do not end at the kept walk's end", bad_skips);
+  cr_log_info("%d walks, %d skipped %d frames", walks_done, skips, skipped_frames);
+  cr_assert_geq(skips, walks_done / 3, "%d of %d walks skipped", skips, walks_done);
+  /* A rewound walk, and a walk that ends early, leave nothing to skip from
+   * that is not theirs. */
+  for (int i = 0; i < 5; i++) {
+    descend(100, 0, REWIND);
+    descend(100, 0, SKIP);
+  }
+  cr_assert_eq(mismatches, 0);
+  cr_assert_eq(bad_skips, 0);
 }
 
 Test(walk_cache, no_cache_and_bad_sizes) {
