@@ -212,7 +212,6 @@ P2_AS_SAFE void p2_walker_detach_cache(struct p2_walker *w) {
   if (w->cmode != CACHE_REPLAY) p2_wc_cache_off(w);
 }
 
-
 P2_AS_SAFE int p2_walker_skip_reused(struct p2_walker *w, uint64_t kept, int *from, int *count) {
   if (w->cmode != CACHE_REPLAY || kept == 0 || w->reuse_gen != kept || w->rp >= w->rp_end) return 0;
   *from = (int)(w->rp - w->reuse_base);
