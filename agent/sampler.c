@@ -172,8 +172,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
   } else {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
   }
-  if (w->keep == NULL || w->error != 0 || w->truncated) return;
-  keep_walk(it, w);
+  if (w->keep != NULL && w->error == 0 && !w->truncated) keep_walk(it, w);
   if (w->skipped && check_kept) check_walk(it, w);
 }
 
