@@ -17,6 +17,10 @@ is walked again in full, frame by frame, and compared. Checks, per run:
     those hold the whole recursion (DEPTH frames of
     DeepFixture.down and below it the thread's root), none more;
   - at most INCOMPLETE_LIMIT % of the samples incomplete.
+And once more in cpu mode with depth=600 (half the stacks' depth): the
+skipped frames beyond the depth are cut; every walked sample of the deep
+threads holds its youngest 600 frames under [truncated], and the skipping
+walks still equal the full ones.
 Measured (2026-11-29, 2-CPU VM, beside a clean-clone CI run): 3,627 of 3,638
 walks with a cache took 3.3 million frames in one copy, 0 differed.
 """
@@ -42,13 +46,14 @@ def kept_counts(summary):
     return tuple(int(g) for g in m.groups()) if m else None
 
 
-def scenario(a, event):
-    label = "%s 1 ms" % event
-    base = os.path.join(a.workdir, "deep-" + event)
+def scenario(a, event, depth=None):
+    label = "%s 1 ms%s" % (event, ", depth=%d" % depth if depth else "")
+    base = os.path.join(a.workdir, "deep-%s%s" % (event, "-%d" % depth if depth else ""))
     os.environ["PROFILE2_TEST_CHECK_KEPT"] = "1"
     got = at.profile_source_fixture(a, label, base, event, "signal",
                                     ["DeepFixture.java", str(DEPTH), str(CPU_SECONDS)],
-                                    done=lambda out: out.startswith("done"))
+                                    done=lambda out: out.startswith("done"),
+                                    more_opts=",depth=%d" % depth if depth else "")
     if got is None:
         return
     _, summary = got
@@ -65,6 +70,20 @@ def scenario(a, event):
     at.check(checked == kept, "%s: every such walk was checked (%d of %d)" % (label, checked, kept))
     at.check(differed == 0, "%s: %d walks differed from their full walk" % (label, differed))
     stacks = at.read_collapsed(base + ".collapsed")
+    if depth:
+        # Every stack is deeper than depth: each walked sample keeps its
+        # youngest depth frames (the kept ones it took included) under the
+        # thread's root and a [truncated] marker, none more.
+        walked = [(f, w) for f, w in stacks if at.walk_outcome(f) is None and f[0].startswith("[deep-")]
+        cut = sum(w for f, w in walked if len(f) == depth + 2 and f[1] == "[truncated]")
+        over = sum(w for f, w in walked if len(f) > depth + 2)
+        n = sum(w for _, w in walked)
+        print("%s: %d walked samples of the deep threads, %d cut at the depth, %d deeper" % (label, n, cut, over))
+        at.check(n >= MIN_DEEP and cut >= DEEP_SHARE * n, "%s: %d of %d samples cut at depth %d (at least %.0f %%)"
+                 % (label, cut, n, depth, 100 * DEEP_SHARE))
+        at.check(over == 0, "%s: %d samples deeper than depth" % (label, over))
+        at.check("truncated" in summary or cut == 0, "%s: the summary counts the cut walks" % label)
+        return
     total = sum(w for _, w in stacks)
     leaves = deep = too_deep = incomplete = 0
     for frames, w in stacks:
@@ -97,6 +116,7 @@ def scenario(a, event):
 def scenarios(a):
     scenario(a, "cpu")
     scenario(a, "wall")
+    scenario(a, "cpu", depth=600)  # skipped frames beyond the depth are cut, not kept
 
 
 if __name__ == "__main__":
