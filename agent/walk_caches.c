@@ -22,9 +22,10 @@ static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
 static int grant_max = 2048;
 static atomic_ulong alloc_failures;
 /* Frames of capacity allocated, and the most the agent gives all caches
- * together: ~64 MiB at ~230 bytes a frame (a server with hundreds of
- * threads 300 frames deep would otherwise hold ~100 MB). Past it, a
- * thread's walks stay full walks (counted as not allocated). */
+ * together: ~68 MiB at ~246 bytes a frame, the cache's 230 and the kept
+ * frame's 16 (a server with hundreds of threads 300 frames deep would
+ * otherwise hold ~100 MB). Past it, a thread's walks stay full walks
+ * (counted as not allocated). */
 #define TOTAL_FRAMES_MAX (280u * 1024)
 static uint32_t total_frames;
 

@@ -2,31 +2,26 @@
 #include "unwind/row_cache.h"
 
 #include <stdatomic.h>
-#include <stddef.h>
-#include <sys/mman.h>
 
 /* 8,192 entries, direct-mapped by the pc's low bits (return addresses are
  * spread evenly over them); an entry keeps the bits above. User-space code
  * lies below 2^47, so the key takes 34 bits and the rule the other 30:
  * kind and rbp rule one bit each, cfa_off 19 bits, rbp_off / 8 9 bits.
  * The size matters little (1,024 entries measured the same; 96-99 % of
- * the steps of a JVM's threads hit): what costs is that a handler finds
- * every line cold, which p2_row_cache_prefetch is for. */
+ * the steps of a JVM's threads hit), nor did a 2 MiB page for it: what
+ * costs is that a handler finds every line cold, which
+ * p2_row_cache_prefetch is for. */
 #define INDEX_BITS 13
 #define ENTRIES (1u << INDEX_BITS)
 #define KEY_BITS (47 - INDEX_BITS)
 #define RBP_OFF_BITS 9
 #define CFA_BITS (64 - KEY_BITS - 2 - RBP_OFF_BITS)
 
-/* In a 2 MiB page of its own where the kernel gives one (p2_row_cache_init:
- * one TLB entry for all lookups), else here. 0 is an empty entry: no key
- * is 0, the first 8 KiB of the address space holding no code. */
-static _Atomic uint64_t bss_entries[ENTRIES];
-static _Atomic(_Atomic uint64_t *) entries = bss_entries;
+/* 0 is an empty entry: no key is 0, the first 8 KiB of the address space
+ * holding no code. */
+static _Atomic uint64_t entries[ENTRIES];
 
-P2_AS_SAFE static inline _Atomic uint64_t *slot(uintptr_t pc) {
-  return &atomic_load_explicit(&entries, memory_order_acquire)[pc & (ENTRIES - 1)];
-}
+P2_AS_SAFE static inline _Atomic uint64_t *slot(uintptr_t pc) { return &entries[pc & (ENTRIES - 1)]; }
 
 static inline uint64_t low_bits(uint64_t v, int n) { return v & ((UINT64_C(1) << n) - 1); }
 
@@ -37,20 +32,6 @@ static inline int64_t sign_extend(uint64_t v, int n) {
 
 static inline bool fits(int64_t v, int n) {
   return v >= -(INT64_C(1) << (n - 1)) && v < (INT64_C(1) << (n - 1));
-}
-
-void p2_row_cache_init(void) {
-  const size_t huge = 2u << 20;
-  if (atomic_load(&entries) != bss_entries) return;
-  char *raw = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return;
-  char *p = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
-  if (p > raw) munmap(raw, (size_t)(p - raw));
-  munmap(p + huge, (size_t)(raw + 2 * huge - (p + huge)));
-  madvise(p, huge, MADV_HUGEPAGE); /* advice only: without it, 4 KiB pages */
-  _Atomic uint64_t *fresh = (_Atomic uint64_t *)(void *)p, *expected = bss_entries;
-  /* zero-filled by mmap; entries found meanwhile are dropped (found again) */
-  if (!atomic_compare_exchange_strong(&entries, &expected, fresh)) munmap(p, huge);
 }
 
 P2_AS_SAFE bool p2_row_cache_get(uintptr_t pc, struct p2_cfi_rule *out) {
@@ -89,6 +70,5 @@ P2_AS_SAFE void p2_row_cache_unput(uintptr_t pc, uint64_t word) {
 P2_AS_SAFE void p2_row_cache_prefetch(uintptr_t pc) { __builtin_prefetch(slot(pc)); }
 
 void p2_row_cache_clear(void) {
-  _Atomic uint64_t *e = atomic_load(&entries);
-  for (unsigned i = 0; i < ENTRIES; i++) atomic_store(&e[i], 0);
+  for (unsigned i = 0; i < ENTRIES; i++) atomic_store(&entries[i], 0);
 }

@@ -22,11 +22,6 @@
 #include "common/p2_compiler.h"
 #include "unwind/cfi.h"
 
-/* Move the cache to a 2 MiB page where the kernel gives one (entries
- * found so far are dropped). Context: Anywhere (not in a signal handler);
- * once, before sampling starts. */
-void p2_row_cache_init(void);
-
 /* The rule cached for pc into *out. Context: AS-Safe, lock-free. */
 P2_AS_SAFE bool p2_row_cache_get(uintptr_t pc, struct p2_cfi_rule *out);
 

@@ -131,7 +131,6 @@ static unw_accessors_t accessors = {
 
 int p2_unwind_init(void) {
   if (atomic_load(&ready)) return 0;
-  p2_row_cache_init();
   int rc = p2_modules_refresh();
   if (rc != 0) return rc;
   local_accessors = unw_get_accessors(unw_local_addr_space);

@@ -105,12 +105,3 @@ Test(row_cache, clear_forgets_every_entry) {
     cr_assert_not(p2_row_cache_get(pc, &got));
 }
 
-Test(row_cache, init_moves_the_cache_and_it_still_answers) {
-  p2_row_cache_init();
-  p2_row_cache_init(); /* twice: the second does nothing */
-  const struct p2_cfi_rule a = rule(P2_CFI_CFA_RBP, 16, P2_CFI_RBP_AT_CFA, -16);
-  struct p2_cfi_rule got;
-  p2_row_cache_put(0x7f00000abcde, &a);
-  cr_assert(p2_row_cache_get(0x7f00000abcde, &got));
-  assert_same(a, got);
-}
