@@ -54,6 +54,8 @@
 #include <time.h>
 
 #include "common/p2_error.h"
+#include "vm/klass.h"
+#include "vm/symbol.h"
 
 /* published snapshot and reader accounting, see the file comment */
 static _Atomic(const struct p2_unload_snapshot *) published;
@@ -237,12 +239,18 @@ static bool rec_in(const struct p2_unload_snapshot *s, const void *rec) {
   return (const char *)rec >= (const char *)s && (const char *)rec < (const char *)s + s->bytes;
 }
 
+/* Live snapshots of one key kept for telling them apart (more are counted,
+ * not kept: the key then stays ambiguous). */
+#define MAX_CANDIDATES 4
+
 struct ix_hits {
   int live;                           /* live snapshots holding the key */
   bool differ;                        /* two of them give different answers */
   const struct p2_unload_snapshot *s; /* the last of them */
   const void *rec;
   uint64_t newest_retired; /* greatest retired_gen among withdrawn ones, 0 if none */
+  const struct p2_unload_snapshot *cand_s[MAX_CANDIDATES]; /* the first MAX_CANDIDATES of them */
+  const void *cand_rec[MAX_CANDIDATES];
 };
 
 /* Bounded by the strings' lengths (Symbols: at most 65535 bytes). */
@@ -294,6 +302,10 @@ P2_AS_SAFE static void ix_find(uintptr_t key, struct ix_hits *h) {
     if (gen == 0) {
       if (h->live > 0 && !h->differ)
         h->differ = (key & 1u) ? !same_class(h->rec, rec) : !same_method(h->rec, h->s, rec, s);
+      if (h->live < MAX_CANDIDATES) {
+        h->cand_s[h->live] = s;
+        h->cand_rec[h->live] = rec;
+      }
       h->live++;
       h->s = s;
       h->rec = rec;
@@ -329,6 +341,34 @@ P2_AS_SAFE enum p2_unload_source p2_unload_lookup_method(const void *method,
   return P2_UNLOAD_SNAPSHOT;
 }
 
+P2_AS_SAFE const struct p2_unloaded_class *p2_unload_pick_class(const struct p2_unloaded_class *const *cands,
+                                                                int n, const char *live_signature) {
+  const struct p2_unloaded_class *pick = NULL;
+  for (int i = 0; i < n; i++) {
+    if (!same_str(cands[i]->signature, live_signature)) continue;
+    if (pick != NULL && !same_class(pick, cands[i])) return NULL; /* two alike by name, not by answers */
+    pick = cands[i];
+  }
+  return pick;
+}
+
+/* Two live snapshots of klass answer differently (metaspace reused before
+ * the first one's unload was reported, by a class of another name): the
+ * class at the address now is the one HotSpot's metadata names, read
+ * there (fault-tolerant: if it was freed meanwhile, the read fails or
+ * names the last class that lived there, whose snapshot is then right).
+ * NULL if it cannot be told. Context: AS-Safe. */
+P2_AS_SAFE static const struct p2_unloaded_class *resolve_class(const void *klass, const struct ix_hits *h) {
+  if (h->live > MAX_CANDIDATES) return NULL;
+  char buf[256];
+  struct p2_strbuf sb;
+  p2_strbuf_init(&sb, buf, sizeof buf);
+  if (p2_klass_signature(klass, &sb) != 0 || p2_strbuf_finish(&sb) >= (int32_t)sizeof buf) return NULL;
+  const struct p2_unloaded_class *c[MAX_CANDIDATES];
+  for (int i = 0; i < h->live; i++) c[i] = h->cand_rec[i];
+  return p2_unload_pick_class(c, h->live, buf);
+}
+
 P2_AS_SAFE enum p2_unload_source p2_unload_lookup_class(const void *klass,
                                                         const struct p2_unloaded_class **cls) {
   *cls = NULL;
@@ -342,6 +382,11 @@ P2_AS_SAFE enum p2_unload_source p2_unload_lookup_class(const void *klass,
   ix_find((uintptr_t)klass | 1u, &h);
   if (h.live == 0) return P2_UNLOAD_VM;
   if (h.differ) {
+    const struct p2_unloaded_class *c = resolve_class(klass, &h);
+    if (c != NULL) {
+      *cls = c;
+      return P2_UNLOAD_SNAPSHOT;
+    }
     atomic_fetch_add_explicit(&n_ambiguous, 1, memory_order_relaxed);
     return P2_UNLOAD_AMBIGUOUS;
   }

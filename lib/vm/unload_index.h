@@ -39,7 +39,8 @@ enum p2_unload_source {
                           reported) that answer differently: which one is
                           meant is unknown; answer as for an unreadable
                           method (counted). Snapshots that answer alike
-                          give P2_UNLOAD_SNAPSHOT. */
+                          give P2_UNLOAD_SNAPSHOT, and so does, for a Klass*,
+                          the one whose name the class there has now. */
 };
 
 /* Classify method (a Method*) and find its snapshot and its class's, in
@@ -50,8 +51,17 @@ enum p2_unload_source {
 enum p2_unload_source p2_unload_lookup_method(const void *method, const struct p2_unloaded_method **m,
                                               const struct p2_unloaded_class **cls);
 
-/* The same for a Klass*. Context: AS-Safe, inside a read bracket. */
+/* The same for a Klass*. When two live snapshots answer differently, the
+ * one whose signature the class at klass has now (read from the VM) is
+ * taken, if exactly one answers so. Context: AS-Safe, inside a read
+ * bracket. */
 enum p2_unload_source p2_unload_lookup_class(const void *klass, const struct p2_unloaded_class **cls);
+
+/* Of n snapshots of one Klass*, the one whose signature is live_signature,
+ * or NULL if none is, or if two are and answer differently. The class
+ * lookup's choice, apart for its tests. Context: AS-Safe. */
+const struct p2_unloaded_class *p2_unload_pick_class(const struct p2_unloaded_class *const *cands, int n,
+                                                      const char *live_signature);
 
 /* The number of unloads reported so far; a capture stores it to ask
  * p2_unload_check_captured later. Context: AS-Safe.

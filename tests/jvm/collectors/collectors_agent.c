@@ -63,18 +63,30 @@ JNIEXPORT jint JNICALL Java_GcFixture_checkClass(JNIEnv *jni, jclass self, jclas
     ci.class_name = name, ci.class_name_length = sizeof name;
     ASGST_GetClassInfo(k, &ci);
     r = strcmp(name, "Lgcload/Worker;") == 0 ? 1 : -1;
-    if (r < 0)
-      fprintf(stderr, "collectors_agent: ASGST_JClassToClass gave %p, named \"%s\"\n", (void *)k, name);
   }
   jmethodID id = (*jni)->GetMethodID(jni, c, "applyAsLong", "(J)J");
   ASGST_Method m = id != NULL ? ASGST_JMethodIDToMethod(id) : NULL;
+  ASGST_MethodInfo mi;
+  memset(&mi, 0, sizeof mi);
+  if (m != NULL) ASGST_GetMethodInfo(m, &mi);
+  if (r < 0) {
+    /* what tells a wrong Klass* from a right one named wrongly: the class
+     * its method gives, and the same question asked again */
+    char again[256];
+    ASGST_ClassInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.class_name = again, ci.class_name_length = sizeof again;
+    ASGST_GetClassInfo(k, &ci);
+    fprintf(stderr,
+            "collectors_agent: ASGST_JClassToClass gave %p, named \"%s\" (asked again: \"%s\", idnum %lld); "
+            "its method's class %p; JClassToClass again %p\n",
+            (void *)k, name, again, (long long)ASGST_GetClassIdNum(k), (void *)mi.klass,
+            (void *)ASGST_JClassToClass(c));
+  }
   if (m == NULL) {
     fprintf(stderr, "collectors_agent: no Method* for Worker.applyAsLong\n");
     return r;
   }
-  ASGST_MethodInfo mi;
-  memset(&mi, 0, sizeof mi);
-  ASGST_GetMethodInfo(m, &mi);
   jclass back = mi.klass != NULL ? ASGST_ClassToJClass(mi.klass) : NULL;
   if (back == NULL) {
     fprintf(stderr, "collectors_agent: ASGST_ClassToJClass(%p) gave NULL\n", (void *)mi.klass);

@@ -114,3 +114,30 @@ Test(unload_index, one_snapshot_answers_and_none_reads_the_vm) {
   drop(a);
   cr_assert_eq(class_source((void *)0x92070800, &name), P2_UNLOAD_VM);
 }
+
+Test(unload_index, the_class_the_vm_names_now_is_picked_of_two) {
+  /* The lookup reads the live class's name from the VM (not here: these
+   * addresses are no Klass, so a lookup stays ambiguous); the choice it
+   * then makes: */
+  struct fake *a = make((void *)0x92080800, (void *)0x92081000, "Lgcload/Worker;", "applyAsLong", 11);
+  struct fake *b = make((void *)0x92080800, (void *)0x92082000, "Lgcload/Other;", "run", 11);
+  struct fake *c = make((void *)0x92080800, (void *)0x92083000, "Lgcload/Worker;", "applyAsLong", 12);
+  const struct p2_unloaded_class *two[] = {&a->s.cls, &b->s.cls};
+  cr_assert_eq(p2_unload_pick_class(two, 2, "Lgcload/Other;"), &b->s.cls);
+  cr_assert_eq(p2_unload_pick_class(two, 2, "Lgcload/Worker;"), &a->s.cls);
+  cr_assert_null(p2_unload_pick_class(two, 2, "Lgcload/Third;"), "a name neither has");
+  /* two of that name answering alike: either will do */
+  const struct p2_unloaded_class *alike[] = {&a->s.cls, &b->s.cls, &c->s.cls};
+  const struct p2_unloaded_class *p = p2_unload_pick_class(alike, 3, "Lgcload/Worker;");
+  cr_assert(p == &a->s.cls || p == &c->s.cls);
+  /* two of that name answering differently: not told apart */
+  c->s.cls.modifiers = 0x10;
+  cr_assert_null(p2_unload_pick_class(alike, 3, "Lgcload/Worker;"));
+  cr_assert_eq(p2_unload_index_add(&a->s), 0);
+  cr_assert_eq(p2_unload_index_add(&b->s), 0);
+  const char *name;
+  cr_assert_eq(class_source((void *)0x92080800, &name), P2_UNLOAD_AMBIGUOUS);
+  drop(a);
+  drop(b);
+  free(c);
+}
