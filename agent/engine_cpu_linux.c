@@ -47,7 +47,6 @@ static char fallback_reason[320]; /* p2_perf_explain: ~220 characters */
 /* What thread_settle found owed this session (describe reports it). */
 static atomic_uint_fast64_t behind_threads, behind_weight;
 
-
 static int start(const struct p2_engine_config *c, char *err, size_t errlen) {
   (void)err, (void)errlen;
   cfg = *c;
