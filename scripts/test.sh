@@ -37,14 +37,21 @@ count_meson() {
   passed_n=$((passed_n + ok)) failed_n=$((failed_n + fail)) skipped_n=$((skipped_n + skip))
 }
 
-# Run a meson test command ($2...), counted; $1 names it in the failure list.
+# Run a meson test command ($3...) in build directory $2, counted; $1 names
+# it in the failure list. The failed tests' digest (scripts/failed_tests.py)
+# is kept for the end of the output.
+digests=$logs/digests.txt
+: >"$digests"
 meson_step() {
-  local name=$1 log
-  shift
+  local name=$1 dir=$2 log
+  shift 2
   steps=$((steps + 1))
   log=$logs/step$steps.log
   # pipefail (set above): the pipeline fails when the command does
-  if "$@" 2>&1 | tee "$log"; then :; else failed+=("$name"); fi
+  if "$@" 2>&1 | tee "$log"; then :; else
+    failed+=("$name")
+    python3 scripts/failed_tests.py "$dir" "$name" >>"$digests" || true
+  fi
   count_meson "$log"
 }
 
@@ -54,12 +61,12 @@ if [[ ! -x $jdk25/bin/java ]]; then
 fi
 
 bash scripts/bootstrap.sh build
-meson_step "meson test -C build" meson test -C build --print-errorlogs
-meson_step "meson test -C build --setup stress --suite stress" \
+meson_step "meson test -C build" build meson test -C build --print-errorlogs
+meson_step "meson test -C build --setup stress --suite stress" build \
   meson test -C build --setup stress --suite stress --print-errorlogs
 
 if bash scripts/bootstrap.sh build-asan -Dsanitize=address; then
-  meson_step "meson test -C build-asan --suite unit --suite jvm (ASan+UBSan)" \
+  meson_step "meson test -C build-asan --suite unit --suite jvm (ASan+UBSan)" build-asan \
     meson test -C build-asan --suite unit --suite jvm --print-errorlogs
 else
   failed+=("build of build-asan (ASan+UBSan)")
@@ -83,6 +90,7 @@ if ! grep -q 'test_fuzz.sh: all harnesses ran without a crash' "$fuzz_log"; then
   if ((fuzz_fail == 0)); then failed_n=$((failed_n + 1)); fi
 fi
 
+cat "$digests"
 for n in "${not_run[@]}"; do echo "test.sh: not run: $n"; done
 status=0
 if ((${#failed[@]} > 0)); then
