@@ -376,13 +376,16 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.suspend_failures, (long long)qc.full, (long long)qc.other,
              (long long)qc.capture_failed);
     add_stat(st, &n, max, "drains",
-             "%lld, each holding its thread %.0f us on average (suspension, live walk, handlers, resume); element "
+             "%lld, each %.0f us on average (suspension and resume when needed, live walk, handlers); element "
              "walks: %lld with the thread's walk cache (64 frames and more below the splice point), %lld of them "
              "reused the previous walk's bottom: %lld frames taken from it; %lld drains of a carrier running a "
-             "virtual thread left its live stack alone (elements keep their captured frames)",
+             "virtual thread left its live stack alone (elements keep their captured frames); %lld drains did not "
+             "suspend the thread (every element's capture held its whole stack); elements: %lld joined onto the "
+             "live stack, %lld whole from their capture",
              (long long)qc.drains, qc.drains > 0 ? (double)qc.drain_ns / (double)qc.drains / 1e3 : 0.0,
              (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames,
-             (long long)qc.unfrozen_drains);
+             (long long)qc.unfrozen_drains, (long long)qc.unheld_drains, (long long)qc.spliced,
+             (long long)qc.complete);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];

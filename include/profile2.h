@@ -546,6 +546,9 @@ typedef struct {
                             thread (JVMTI suspends a carrier only when its virtual thread unmounts):
                             the elements keep their captured frames, complete down to the
                             continuation boundary or stale */
+  jlong unheld_drains; /* drains that did not suspend the thread: every element's capture held its
+                          whole stack (each one complete), and no start or end handler asked for an
+                          iterator of the live stack */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters. Context: Anywhere. */

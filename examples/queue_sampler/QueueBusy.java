@@ -2,10 +2,20 @@
  * whose samples wait in the queue.
  *
  * A worker thread (started after VMInit, so its queue is registered at
- * ThreadStart) spends `millis` ms of CPU in QueueBusy.hot; the main thread
- * (registered at VMInit) first spends a tenth of that in QueueBusy.cold,
- * then waits. So QueueBusy.hot should be the top frame of about 90% of the
- * CPU samples, as QueueBusy$Worker.run;QueueBusy.spin;QueueBusy.hot.
+ * ThreadStart) spends `millis` ms of CPU in QueueBusy.hot, then a tenth of
+ * that in QueueBusy.cold; the main thread (registered at VMInit) spends a
+ * tenth of it in QueueBusy.copy, then waits. So QueueBusy.hot should be the
+ * top frame of about 80% of the CPU samples, as QueueBusy$Worker.run, DEPTH + 1 frames of QueueBusy.spin,
+ * QueueBusy.hot.
+ *
+ * The worker's spin recurses DEPTH frames deep before it loops, deeper
+ * than the 16 frames below the top one that profile2 captures by default:
+ * a drain then needs the thread's live stack and has to hold the thread (a
+ * capture that reaches the bottom of the stack is whole, and its drain
+ * leaves the thread running, as the main thread's shallow stack lets it).
+ * The test keeps spin interpreted, so that each of its frames is a
+ * physical one whose code never changes, and the loop runs in the deepest
+ * of them, so that all of them stay live while samples wait.
  *
  * One call of hot is a counted loop of about 20 ms of CPU. Run with
  * -XX:-UseCountedLoopSafepoints, C2 compiles it without a safepoint poll,
@@ -45,8 +55,13 @@ public class QueueBusy {
     /* Runs for `millis` ms of the calling thread's CPU time, not wall time:
      * the samples then do not depend on how loaded the machine is. */
     static final int HOT = 0, COLD = 1, COPY = 2;
+    static final int DEPTH = 24;
 
-    static void spin(long millis, int what) {
+    static void spin(int depth, long millis, int what) {
+        if (depth > 0) {
+            spin(depth - 1, millis, what);
+            return;
+        }
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L, x = 1;
         while (threads.getCurrentThreadCpuTime() < end) x = what == HOT ? hot(x) : what == COLD ? cold(x) : copy(x);
@@ -63,8 +78,8 @@ public class QueueBusy {
 
         @Override
         public void run() {
-            spin(millis, HOT);
-            spin(millis / 10, COLD);
+            spin(DEPTH, millis, HOT);
+            spin(DEPTH, millis / 10, COLD);
         }
     }
 
@@ -72,7 +87,7 @@ public class QueueBusy {
         long millis = args.length > 0 ? Long.parseLong(args[0]) : 2000;
         Worker worker = new Worker(millis);
         worker.start();
-        spin(millis / 10, COPY);
+        spin(0, millis / 10, COPY);
         worker.join();
     }
 }

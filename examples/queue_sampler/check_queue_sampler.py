@@ -8,7 +8,8 @@ and its summary line against what the fixture does by construction:
     every sample was queued, compressed or refused (and then counted);
   - QueueBusy.hot is the top frame of a clear majority (>= 60%) of the
     weight, and every stack ending in it that is not rooted at [stale] is
-    exactly QueueBusy$Worker.run;QueueBusy.spin;QueueBusy.hot;
+    exactly QueueBusy$Worker.run, 25 frames of QueueBusy.spin (DEPTH 24
+    recursive calls), then QueueBusy.hot;
   - the main thread (its queue registered at VMInit) was sampled in
     QueueBusy.copy;
   - samples were compressed (the fixture's System.arraycopy calls keep one
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-HOT_STACK = ["QueueBusy$Worker.run", "QueueBusy.spin", "QueueBusy.hot"]
+HOT_STACK = ["QueueBusy$Worker.run"] + ["QueueBusy.spin"] * 25 + ["QueueBusy.hot"]
 SUMMARY = re.compile(
     r"example-queue-sampler: (?P<samples>\d+) samples \(weight (?P<weight>\d+), (?P<failed>\d+) in failed "
     r"walks\), (?P<elements>\d+) elements in (?P<drains>\d+) drains \((?P<stale>\d+) stale\), "
@@ -53,7 +54,8 @@ def main():
     check_bad_option(java, agent)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "queue.collapsed")
-        cmd = [java, "-XX:-UseCountedLoopSafepoints",
+        cmd = [java, "-XX:-UseCountedLoopSafepoints", "-XX:CompileCommand=quiet",
+               "-XX:CompileCommand=exclude,QueueBusy::spin",
                f"-agentpath:{agent}=out={out},interval=1000,queue=2", "-cp", classpath, "QueueBusy", "1500"]
         print(" ".join(cmd))
         run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=100)

@@ -229,14 +229,36 @@ static void rearm_wakeup(ASGST_Queue *q) {
   if (2 * si.size >= si.capacity && si.size > 0) p2_drainer_wake(q);
 }
 
+/* Whether a drain of elements [0, n) needs the thread's live stack: some
+ * element's capture stopped above the stack's end (its frames below must
+ * come from the live stack), or a start or end handler takes an iterator
+ * of it. Elements whose capture reached the end hold their whole stack
+ * (P2_COMPLETE, splice.c): their thread need not be suspended at all. */
+static bool needs_live_stack(ASGST_Queue *q, uint32_t n) {
+  if ((q->start.fn != NULL && q->start.offer_iterator) || (q->end.fn != NULL && q->end.offer_iterator)) return true;
+  for (uint32_t i = 0; i < n; i++) {
+    const struct p2_capture *c = p2_queue_drain_at(q->ring, i);
+    if (c != NULL && c->end == 1) return true;
+  }
+  return false;
+}
+
 void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
   uint64_t t0 = p2_monotonic_ns();
   if (p2_queue_size_info(q->ring).size == 0) {
     rearm_wakeup(q);
     return;
   }
+  /* The elements are taken before the thread is suspended: each was
+   * captured before the live stack is walked, as when they are taken after
+   * (the thread enqueues nothing while suspended), and the suspension is
+   * skipped when none of them needs the live stack. */
+  uint32_t n = p2_queue_drain_begin(q->ring);
   bool held = false, live_ok = false;
-  if (!caller_is_owner && env != NULL && jvmti != NULL && !atomic_load(&vm_dead)) {
+  bool may_hold = !caller_is_owner && env != NULL && jvmti != NULL && !atomic_load(&vm_dead) && n > 0;
+  if (may_hold && !needs_live_stack(q, n)) {
+    atomic_fetch_add(&q->unheld_drains, 1);
+  } else if (may_hold) {
     if (q->jthread == NULL) q->jthread = find_jthread(q, env);
     jvmtiError err = q->jthread != NULL ? p2_program_suspend_hold(jvmti, q->java_thread, q->jthread)
                                         : JVMTI_ERROR_THREAD_NOT_ALIVE;
@@ -257,7 +279,6 @@ void p2_drain_locked(ASGST_Queue *q, JNIEnv *env, bool caller_is_owner) {
       atomic_fetch_add(&q->suspend_failures, 1);
     }
   }
-  uint32_t n = p2_queue_drain_begin(q->ring);
   /* The drainer keeps its live-stack buffer from drain to drain: freeing
    * it each time gave a deep stack's buffer (hundreds of KB, an mmap) back
    * to the kernel at every drain, and each munmap cost a TLB shootdown on

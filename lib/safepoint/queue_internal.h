@@ -64,7 +64,7 @@ struct _ASGST_Queue {
   int walk_cache_frames;
   /* counters (PROFILE2_QueueStats) */
   atomic_llong enqueued, compressed, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
-  atomic_llong cached_walks, reused_walks, reused_frames, unfrozen_drains;
+  atomic_llong cached_walks, reused_walks, reused_frames, unfrozen_drains, unheld_drains;
   /* retirement: freed a while after deregistration */
   uint64_t retired_ns;
   struct _ASGST_Queue *next_retired;

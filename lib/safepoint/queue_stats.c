@@ -25,4 +25,5 @@ P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   s->reused_walks += atomic_load(&q->reused_walks);
   s->reused_frames += atomic_load(&q->reused_frames);
   s->unfrozen_drains += atomic_load(&q->unfrozen_drains);
+  s->unheld_drains += atomic_load(&q->unheld_drains);
 }
