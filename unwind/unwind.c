@@ -240,15 +240,19 @@ P2_AS_SAFE int p2_unwind_prefetch(const struct p2_native_regs *r, const char *st
   (void)stack_lo;
   if (!atomic_load_explicit(&use_row_cache, memory_order_relaxed)) return PREFETCH_FRAMES;
   p2_row_cache_prefetch(row_pc(r));
-  const char *fp = r->fp;
+  /* fp comes from the stack, any value: compared as an integer (pointer
+   * arithmetic past the address space is undefined), and loaded from only
+   * within [sp, stack_hi). */
+  uintptr_t fp = (uintptr_t)r->fp, hi = (uintptr_t)stack_hi;
   int i = 0;
   for (; i < PREFETCH_FRAMES; i++) {
     uint64_t ra, caller_fp;
-    if (((uintptr_t)fp & 7) != 0 || fp < r->sp || fp + 16 > stack_hi) break;
-    if (p2_safe_load_u64(fp + 8, &ra) != 0 || p2_safe_load_u64(fp, &caller_fp) != 0) break;
+    if ((fp & 7) != 0 || fp < (uintptr_t)r->sp || hi < 16 || fp > hi - 16) break;
+    if (p2_safe_load_u64((const void *)(fp + 8), &ra) != 0 || p2_safe_load_u64((const void *)fp, &caller_fp) != 0)
+      break;
     p2_row_cache_prefetch((uintptr_t)ra - 1);
-    if ((const char *)(uintptr_t)caller_fp <= fp) break;
-    fp = (const char *)(uintptr_t)caller_fp;
+    if (caller_fp <= fp) break;
+    fp = (uintptr_t)caller_fp;
   }
   return i;
 }

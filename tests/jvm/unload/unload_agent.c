@@ -523,6 +523,14 @@ JNIEXPORT jint JNICALL Java_UnloadFixture_check(JNIEnv *jni, jclass self) {
   /* No more handler calls after this (and the pair must have been there). */
   bool had_a = ASGST_DeregisterClassUnloadHandler(handler_a, &handler_a_tag);
   bool had_b = ASGST_DeregisterClassUnloadHandler(handler_b, &handler_b_tag);
+  /* The reader must have read the reported methods at least once. On a
+   * loaded machine it may not have been scheduled at all since the first
+   * report (a CI run: 0 reads in a 0.8 s test); it reads the last class's
+   * methods, freed by now, which is what it is there for: give it up to 5 s. */
+  for (int i = 0; started && i < 5000 && atomic_load(&hot_count) > 0 && atomic_load(&reader_reads) == 0; i++) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
   atomic_store(&stop_reader, true);
   if (started) pthread_join(reader, NULL);
   pthread_mutex_lock(&lock);
