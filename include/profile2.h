@@ -430,7 +430,12 @@ PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler ha
  * and when it slept for want of elements, at the next enqueue (which then
  * costs one write(2) to an eventfd). The drainer suspends
  * the queue's thread (JVMTI SuspendThread, a HotSpot handshake), walks its
- * live stack once, runs the handlers, and resumes it. An element's
+ * live stack once, runs the handlers, and resumes it. It does so only when
+ * the live stack is needed: when an element's capture stopped above the
+ * bottom of the stack, or a start or end handler was registered with
+ * offerIterator. Elements whose capture reached the bottom hold their whole
+ * stack, and their handlers run while the thread runs on
+ * (PROFILE2_QueueStats.unheld_drains). An element's
  * iterator yields its captured frames down to the deepest one still on the
  * stack, then the live frames below; if none is live any more, only the
  * captured frames, and then ASGST_State / ASGST_NextFrame return
@@ -444,16 +449,19 @@ PROFILE2_API bool ASGST_DeregisterClassUnloadHandler(ASGST_ClassUnloadHandler ha
  * callers: a few elements in 100,000 in tests/jvm/queue. More captured
  * frames (PROFILE2_QUEUE_CAPTURE) make that rarer.
  *
- * Because the thread is suspended while handlers run, a handler must not
- * wait for a lock that a Java thread may hold while calling into the JVM
- * (JNI or JVMTI): that thread may be the one suspended.
+ * Because the thread may be suspended while handlers run, a handler must
+ * not wait for a lock that a Java thread may hold while calling into the
+ * JVM (JNI or JVMTI): that thread may be the one suspended. Nor may it
+ * assume the thread stopped: it is, for the start and end handlers with an
+ * iterator and whenever an element needs the live stack, not otherwise.
  *
  * Concurrency:
  *   ASGST_Enqueue, GetEnqueuableElement,   | the queue's own thread (signal
  *   GetQueueElement, GetQueueSizeInfo,     | handlers); concurrent with drains
  *   ResizeQueue                            |
  *   handlers (ASGST_Handler, start / end)  | the drainer thread, one queue at
- *                                          | a time, thread suspended
+ *                                          | a time, thread suspended when
+ *                                          | the live stack is needed
  *   RegisterQueue, DeregisterQueue,        | any thread; DeregisterQueue waits
  *   SetOnQueueProcessingStart/End          | for a drain of that queue
  */

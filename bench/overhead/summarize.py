@@ -304,6 +304,9 @@ def summary_figures(path):
     m = re.search(r"^safepoint walks: .*?; (\d+) drained: (\d+) stale", txt, re.M)
     if m:
         f["drained"], f["stale"] = int(m.group(1)), int(m.group(2))
+    m = re.search(r"^drains: (\d+),.*?; (\d+) drains did not suspend", txt, re.M)
+    if m:
+        f["drains"], f["unheld"] = int(m.group(1)), int(m.group(2))
     m = re.search(r"^in the profile: (\d+) samples", txt, re.M)
     f["samples"] = int(m.group(1)) if m else 0
     m = re.search(r"^incomplete walks: (\d+)", txt, re.M)
@@ -361,10 +364,11 @@ def two_phase_tables(out, runs):
           "delivered with their captured frames only, of those drained (all rounds). Incomplete: samples under "
           "[error:N] (all rounds). Not walked or lost: the summaries' counts over all rounds (throttled and "
           "lost for either walk; the queue's refusals, all walked in the handler instead, and losses for "
-          "safepoint). Overlap: the merged trees of the two walks (as in the agreement table).\n")
+          "safepoint). Unheld: drains that did not suspend the thread (every element's capture whole), of all "
+          "drains. Overlap: the merged trees of the two walks (as in the agreement table).\n")
     print("| JDK | workload | event, interval | CPU signal | CPU safepoint | latency p50 / p99 (ms) | stale | "
-          "incomplete signal | incomplete safepoint | not walked or lost: signal | safepoint | overlap |")
-    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |")
+          "incomplete signal | incomplete safepoint | not walked or lost: signal | safepoint | unheld | overlap |")
+    print("| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |")
 
     def pct(a, b):
         return "%.2f %%" % (100.0 * a / b) if b else "-"
@@ -385,12 +389,13 @@ def two_phase_tables(out, runs):
         ov = "-"
         if trees["signal"] and trees["safepoint"]:
             ov = "%.3f" % cct.overlap(cct.merge(trees["signal"]), cct.merge(trees["safepoint"]))
-        print("| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             jdk, wl, event, iv, cpu["signal"], cpu["safepoint"], latency,
             pct(sum(f.get("stale", 0) for f in sp), sum(f.get("drained", 0) for f in sp)),
             pct(sum(f["incomplete"] for f in figs["signal"]), sum(f["samples"] for f in figs["signal"])),
             pct(sum(f["incomplete"] for f in sp), sum(f["samples"] for f in sp)),
-            losses(figs["signal"]), losses(sp), ov))
+            losses(figs["signal"]), losses(sp),
+            pct(sum(f.get("unheld", 0) for f in sp), sum(f.get("drains", 0) for f in sp)), ov))
 
 
 def main():
