@@ -291,7 +291,7 @@ static int parse_item(struct p2_options *o, const char *item, unsigned *seen, ch
   if (strcmp(key, "cstack") == 0) return parse_bool(key, v, &o->cstack, err, errlen);
   if (strcmp(key, "depth") == 0) return parse_int(key, v, 1, 65536, &o->depth, err, errlen);
   if (strcmp(key, "queue") == 0) return parse_int(key, v, 1, 1 << 20, &o->queue_size, err, errlen);
-  if (strcmp(key, "capture") == 0) return parse_int(key, v, 0, 64, &o->capture, err, errlen);
+  if (strcmp(key, "capture") == 0) return parse_int(key, v, 0, 127, &o->capture, err, errlen);
   if (strcmp(key, "budget") == 0) return parse_budget(o, v, err, errlen);
   if (strcmp(key, "log") == 0) {
     if (*v == '\0') return fail(err, errlen, "log=: empty path");

@@ -39,6 +39,10 @@
 #               measured CPUs.
 #        WORKLOADS ("javac,xslt,sql"; also sqlloop, sqlloop-SECONDS),
 #        ONLY (regex on configuration names: p2-*, ap-*, jfr-*, ...)
+#        P2_VARIANTS  more profile2 configurations, each a configuration's
+#               name, "+" and agent options, ";"-separated, e.g.
+#               "p2-cpu-safepoint-1ms+capture=127,queue=8" (an A/B of
+#               options in the same rounds)
 #        JDKS ("jdk17 jdk25"), JDK17, JDK25  JDK homes
 #        AP     async-profiler's libasyncProfiler.so (default: none, its
 #               configurations are left out)

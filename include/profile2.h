@@ -504,7 +504,7 @@ PROFILE2_API ASGST_Queue *ASGST_RegisterQueue(JNIEnv *env, int size, int options
                                               ASGST_Handler fun, void *argument);
 
 /* Queue option: capture k physical frames below the first Java frame in
- * the signal handler (0 .. 64; default when not given: 16). Above the
+ * the signal handler (0 .. 127; default when not given: 16). Above the
  * frames still live at drain time, the captured ones are what the element's
  * iterator yields; more frames make an element less likely to be stale,
  * at a higher capture cost. */

@@ -78,6 +78,15 @@ def configs(jdk, ap=None):
             for iv, _ in INTERVALS:
                 out.append(("p2-%s-%s-%s" % (event, walk, iv), "profile2",
                             {"event": event, "walk": walk, "interval": iv}))
+    # Variants of a profile2 configuration with more agent options, for an
+    # A/B in the same rounds: P2_VARIANTS="p2-cpu-safepoint-1ms+capture=127,queue=8;..."
+    # adds a configuration named "p2-cpu-safepoint-1ms+capture=127,queue=8".
+    for v in filter(None, os.environ.get("P2_VARIANTS", "").split(";")):
+        name, _, more = v.partition("+")
+        base = [c for c in out if c[0] == name]
+        if not base or not more:
+            sys.exit("overhead.py: bad P2_VARIANTS entry %r (want p2-EVENT-WALK-INTERVAL+options)" % v)
+        out.append((v, "profile2", dict(base[0][2], more=more)))
     # What the overhead is made of (not sampling): the agent loaded and
     # started with an interval no run reaches (start-up, JVMTI events,
     # per-thread timers, DebugNonSafepoints, writing the files), and
@@ -293,6 +302,8 @@ def jvm_args(a, kind, detail, rundir):
         base = os.path.join(rundir, "profile")
         opts = "event=%s,interval=%s,walk=%s,tiers,quiet,file=%s.collapsed,file=%s.txt" % (
             detail["event"], detail["interval"], detail["walk"], base, base)
+        if detail.get("more"):
+            opts += "," + detail["more"]
         return ["-agentpath:%s=%s" % (a.agent, opts)], {"collapsed": base + ".collapsed", "txt": base + ".txt"}
     if kind == "ap":
         coll = os.path.join(rundir, "profile.collapsed")

@@ -612,7 +612,7 @@ static int parse_options(char *options) {
     else if (strncmp(opt, "queue=", 6) == 0)
       rc = int_option("queue", opt + 6, "elements", 1, MAX_QUEUE, &queue_size);
     else if (strncmp(opt, "capture=", 8) == 0)
-      rc = int_option("capture", opt + 8, "frames", 0, 64, &capture);
+      rc = int_option("capture", opt + 8, "frames", 0, 127, &capture);
     else {
       fprintf(stderr, "example-queue-sampler: unknown option '%s' (out=FILE,interval=US,queue=N,capture=K)\n",
               opt);

@@ -17,8 +17,9 @@
 
 /* Native frames kept above the first Java frame (ASGST_INCLUDE_NON_JAVA_FRAMES). */
 #define P2_CAPTURE_MAX_NATIVE 16
-/* Upper bound of K (physical frames below the first Java frame). */
-#define P2_CAPTURE_MAX_BELOW 64
+/* Upper bound of K (physical frames below the first Java frame): what
+ * PROFILE2_QUEUE_CAPTURE's 7 bits hold. */
+#define P2_CAPTURE_MAX_BELOW 127
 
 struct p2_cframe {
   const char *pc, *sp, *fp;

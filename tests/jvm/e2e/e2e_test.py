@@ -682,7 +682,8 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
             check(queued > 0 and drained == queued, "%s: every queued element drained (%d of %d)" % (label, drained, queued))
             # How many go stale depends on how soon the frames below the
             # captured ones return, so on the drain's latency and the
-            # capture's depth. With the agent's capture=64, the drainer's
+            # capture's depth (the agent's capture=127 now reaches the
+            # bottom of nearly every stack: none stale). With capture=64, the drainer's
             # 1 ms period and the splice that looks past a disagreeing match:
             # javac 0.6-1.8 %, Xalan 0.0-0.1 %, in 28 runs (4 plain, 3 ASan,
             # JDK 17 and 25, 2026-11-28; docs/testing.md, "Stale elements").

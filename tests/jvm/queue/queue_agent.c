@@ -668,7 +668,7 @@ static bool parse_options(const char *options) {
     char *end;
     if (strncmp(p, "k=", 2) == 0) {
       long v = strtol(p + 2, &end, 10);
-      if (end != p + len || end == p + 2 || v < 0 || v > 64) goto bad;
+      if (end != p + len || end == p + 2 || v < 0 || v > 127) goto bad;
       capture_k = (int)v;
     } else if (strncmp(p, "samples=", 8) == 0) {
       long v = strtol(p + 8, &end, 10);
@@ -680,7 +680,7 @@ static bool parse_options(const char *options) {
     p = comma ? comma + 1 : NULL;
     continue;
   bad:
-    fprintf(stderr, "queue test: bad option '%.*s' (k=0..64, samples=1000..%u)\n", (int)len, p, RING - 1);
+    fprintf(stderr, "queue test: bad option '%.*s' (k=0..127, samples=1000..%u)\n", (int)len, p, RING - 1);
     return false;
   }
   return true;

@@ -76,7 +76,7 @@ static const struct bad bad_options[] = {
     {"depth=99999999999999999999", "depth=99999999999999999999"},
     {"queue=0", "queue=0"},
     {"queue=2097152", "queue=2097152"},
-    {"capture=65", "capture=65"},
+    {"capture=128", "capture=128"},
     {"capture=-1", "capture=-1"},
     {"budget=0", "budget=0"},
     {"budget=0.00001", "budget=0.00001"},
