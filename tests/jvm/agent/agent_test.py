@@ -50,6 +50,10 @@ import sys
 import time
 
 FAILURES = []
+# The cpu and itimer scenarios run until the worker has used this much CPU
+# time (its 4 s of wall time on an idle machine, less than half of that
+# under ASan beside other tests; itimer samples at the 4 ms tick: ~750).
+CPU_SCENARIO_WORKER_S = 3
 
 
 def check(cond, what):
@@ -101,11 +105,14 @@ def preload_env(a, opts):
     return dict(os.environ, LD_PRELOAD=pre, PROFILE2_OPTS=opts)
 
 
-def java_cmd(a, agent_opts=None, extra=()):
+def java_cmd(a, agent_opts=None, extra=(), worker_cpu_s=None):
+    """worker_cpu_s: run until the worker thread has used that much CPU time
+    (however loaded the machine), else for a.seconds of wall time."""
     cmd = [os.path.join(a.java_home, "bin", "java")]
     if agent_opts is not None:
         cmd.append("-agentpath:" + a.agent + "=" + agent_opts)
-    return cmd + list(extra) + ["-cp", a.classes, "AgentFixture", str(a.seconds)]
+    run_for = [str(a.seconds)] if worker_cpu_s is None else ["0", str(worker_cpu_s)]
+    return cmd + list(extra) + ["-cp", a.classes, "AgentFixture"] + run_for
 
 
 def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=None):
@@ -217,7 +224,11 @@ def walk_outcome(frames):
 def scenario_cpu(a, event):
     out = os.path.join(a.workdir, "p.collapsed")
     txt = os.path.join(a.workdir, "p.txt")
-    rc, so, se = run(java_cmd(a, "event=%s,interval=1ms,lines,file=%s,file=%s,quiet" % (event, out, txt)))
+    # For a fixed amount of the worker's CPU time: a CI run under ASan on a
+    # loaded machine gave the worker ~0.2 s of CPU in 4 s of wall time (58
+    # itimer samples in hotA/coldB, much of it still interpreted).
+    rc, so, se = run(java_cmd(a, "event=%s,interval=1ms,lines,file=%s,file=%s,quiet" % (event, out, txt),
+                              worker_cpu_s=CPU_SCENARIO_WORKER_S), timeout=240)
     check(rc == 0 and "fixture done" in so, "%s: the JVM ran to the end (exit %d)" % (event, rc))
     if not check(os.path.exists(out), event + ": wrote " + out):
         print(se)
