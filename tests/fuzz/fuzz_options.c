@@ -40,7 +40,7 @@ static void check_parsed(const struct p2_options *o) {
   for (int i = 0; i < o->nexclude; i++) CHECK(o->exclude[i] != NULL && o->exclude[i][0] != '\0');
   CHECK(o->depth >= 1 && o->depth <= 65536);
   CHECK(o->queue_size >= 0 && o->queue_size <= (1 << 20));
-  CHECK(o->capture >= -1 && o->capture <= 64);
+  CHECK(o->capture >= -1 && o->capture <= 127);
   /* the sampler installs a handler for it: a real, catchable signal */
   CHECK(o->signal >= 1 && o->signal <= SIGRTMAX && o->signal != SIGKILL && o->signal != SIGSTOP);
   CHECK(!o->interval_set || o->interval_ns > 0);
