@@ -71,6 +71,7 @@ static uint64_t mono_ns(void) {
 
 static void *run(void *arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "p2-wall-sampler"); /* top -H, gdb, hang reports */
   void *tables = mmap(NULL, TABLES_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (tables == MAP_FAILED) return NULL;
   struct last *prev = tables, *cur = prev + MAX_TIDS;

@@ -231,6 +231,7 @@ static void collect(void) {
 
 static void *shutdown_main(void *arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "p2-shutdown"); /* top -H, gdb, hang reports */
   p2_session_shutdown();
   return NULL;
 }
@@ -268,6 +269,7 @@ static void record_lost(struct p2_lost_batch *b) {
 
 static void *aggregator_main(void *arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "p2-aggregator"); /* top -H, gdb, hang reports */
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
   while (atomic_load(&s.aggregator_run)) {

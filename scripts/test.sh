@@ -24,6 +24,11 @@ passed_n=0 failed_n=0 skipped_n=0 steps=0
 export PROFILE2_TEST_PACKAGES=1 # scripts/bootstrap.sh: the tests' packages too
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# The machine's heartbeat and stall times, once a second (it stops when this
+# script exits): the digest of a failed test says what the machine did
+# while the test ran, the end of the output what it did over the run.
+machine_log=$logs/machine.log
+python3 scripts/machine_watch.py record "$machine_log" &
 
 # Add the counts of meson's closing summary in log $1 ("Ok: N", "Fail: N",
 # ...); a step that printed none (it did not get to run tests) counts as one
@@ -50,7 +55,7 @@ meson_step() {
   # pipefail (set above): the pipeline fails when the command does
   if "$@" 2>&1 | tee "$log"; then :; else
     failed+=("$name")
-    python3 scripts/failed_tests.py "$dir" "$name" >>"$digests" || true
+    python3 scripts/failed_tests.py "$dir" "$name" "$machine_log" >>"$digests" || true
   fi
   count_meson "$log"
 }
@@ -91,6 +96,7 @@ if ! grep -q 'test_fuzz.sh: all harnesses ran without a crash' "$fuzz_log"; then
 fi
 
 cat "$digests"
+python3 scripts/machine_watch.py summary "$machine_log" | sed 's/^/test.sh: /' || true
 for n in "${not_run[@]}"; do echo "test.sh: not run: $n"; done
 status=0
 if ((${#failed[@]} > 0)); then

@@ -372,6 +372,7 @@ static void vm_death_pass(JNIEnv *jni) {
 
 static void *drainer_main(void *arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "p2-drainer"); /* top -H, gdb, hang reports */
   JNIEnv *env = NULL;
   JavaVMAttachArgs args = {JNI_VERSION_1_6, "profile2 queue drainer", NULL};
   drainer_pthread = pthread_self();

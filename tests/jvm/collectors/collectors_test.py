@@ -29,6 +29,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import hang_report  # noqa: E402
+
 COLLECTORS = [
     ("G1", ["-XX:+UseG1GC"]),
     ("Parallel", ["-XX:+UseParallelGC"]),
@@ -106,12 +109,17 @@ def run_one(args, java, gc, flags, walk, failures):
     opts = f"event=cpu,interval=1ms,walk={walk},file={collapsed},file={txt}"
     cmd = [java] + flags + ["-Xmx256m", f"-agentpath:{args.agent}={opts}", f"-agentpath:{args.test_agent}",
                             "-cp", args.classes, "GcFixture", os.path.join(args.classes, "helpers"), SECONDS]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=d)
+    # 120 s: a run takes 3-8 s here (plain and ASan); one that outlives it
+    # is reported (hang_report: its threads, their backtraces) and fails.
+    r = hang_report.run(cmd, timeout=120, cwd=d)
 
     def fail(msg):
         failures.append(f"{tag}: {msg}")
         print(f"FAIL {tag}: {msg}")
 
+    if r.returncode is None:
+        fail(f"still running after 120 s (killed; see the HANG lines)\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        return None
     if r.returncode != 0:
         fail(f"exit status {r.returncode}\n{r.stdout}{r.stderr}")
         return None

@@ -38,7 +38,11 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import hang_report  # noqa: E402
+
 FAILURES = []
+REPORTED = []  # the JVM's threads are reported at the first command it does not answer
 
 
 def check(cond, what, quiet_ok=False):
@@ -73,6 +77,15 @@ def nmt_committed_kib(a, pid):
     if not check(rc == 0 and m is not None, "native memory summary read (%s)" % (so + se).strip()[:200], True):
         return -1
     return int(m.group(2))
+
+
+def no_reply(rc, out, pid, label, where):
+    """When the JVM did not answer a command within the client's limit, say
+    what its threads were doing (once per run: gdb stops the JVM a while)."""
+    if rc != 0 and "no reply" in out and not REPORTED:
+        REPORTED.append(label)
+        for line in hang_report.report(pid, "%s: no reply" % label, where):
+            print(line, flush=True)
 
 
 def main():
@@ -117,6 +130,7 @@ def main():
                 os.unlink(f)
         rc, so, se = run([a.profile2, "attach", str(p.pid), "-e", event, "-i", "1ms", "walk=" + walk, "quiet",
                           "-o", start_file])
+        no_reply(rc, so + se, p.pid, label + " start", w)
         check(rc == 0, "%s: start (%d: %s)" % (label, rc, (so + se).strip()), True)
         time.sleep(0.2)
         rc, so, se = run([a.profile2, "attach", str(p.pid), "dump", "-o", dump_file])
@@ -130,9 +144,11 @@ def main():
             late_dumps[0] += 1
             time.sleep(0.5)
             rc, so, se = run([a.profile2, "attach", str(p.pid), "dump", "-o", dump_file])
+        no_reply(rc, so + se, p.pid, label + " dump", w)
         check(rc == 0 and weight(dump_file) > 0,
               "%s: dump (%d, weight %d: %s)" % (label, rc, weight(dump_file), (so + se).strip()), True)
         rc, so, se = run([a.profile2, "attach", str(p.pid), "stop"])
+        no_reply(rc, so + se, p.pid, label + " stop", w)
         check(rc == 0 and weight(start_file) > 0,
               "%s: stop (%d, weight %d: %s)" % (label, rc, weight(start_file), (so + se).strip()), True)
         alive = p.poll() is None

@@ -14,7 +14,7 @@ path holds at least the weight of a dump taken before the failure.
                  graph there fails with ENOSPC ("No space left on device"), the
                  previous file at the path keeps its content, no temporary
                  file is left. Why a tmpfs: it is the real ENOSPC from the
-                 kernel, at write or fsync time, as on a full disk; /dev/full
+                 kernel, at write time, as on a full disk; /dev/full
                  is refused as a target (not a regular file) and an
                  RLIMIT_FSIZE gives EFBIG and a signal instead.
   dir-removed    the output directory is removed before a dump: one line
