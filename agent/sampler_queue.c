@@ -38,7 +38,7 @@ static struct {
   struct p2_aggregator *agg;
   pthread_mutex_t *lock;
   int size, options, depth;
-  PROFILE2_QueueStats base; /* profile2_queue_totals at start */
+  PROFILE2_QueueStats base; /* profile2_queue_get_totals at start */
 } sq;
 
 /* Drain-side counters (the signal side counts in the sampler). */
@@ -119,7 +119,7 @@ int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg
                PROFILE2_QUEUE_CAPTURE(o->capture >= 0 ? o->capture : DEFAULT_CAPTURE);
   /* Queues of earlier sessions (attach, stop, attach again) are in the
    * totals: count from here. */
-  profile2_queue_totals(&sq.base);
+  profile2_queue_get_totals(&sq.base, sizeof sq.base);
   p2_latency_reset(&latency);
   atomic_store(&stale, 0);
   atomic_store(&drained, 0);
@@ -209,7 +209,7 @@ void p2_sampler_queue_latency(uint64_t *p50_us, uint64_t *p99_us, uint64_t *max_
 _Static_assert(sizeof(PROFILE2_QueueStats) % sizeof(jlong) == 0, "PROFILE2_QueueStats holds jlong counters only");
 
 void p2_sampler_queue_counters(PROFILE2_QueueStats *out) {
-  profile2_queue_totals(out);
+  profile2_queue_get_totals(out, sizeof *out);
   jlong *now = (jlong *)out;
   const jlong *base = (const jlong *)&sq.base;
   /* Every field is a jlong counter: subtract the start's copy. */

@@ -53,7 +53,7 @@ void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsign
  * longest, and how many. Context: Anywhere. */
 void p2_sampler_queue_latency(uint64_t *p50_us, uint64_t *p99_us, uint64_t *max_us, unsigned long *count);
 
-/* The library's queue counters for this session (profile2_queue_totals
+/* The library's queue counters for this session (profile2_queue_get_totals
  * since p2_sampler_queue_start): the queue-level refusals and losses of
  * the summary. Context: Anywhere (not in a signal handler). */
 void p2_sampler_queue_counters(PROFILE2_QueueStats *out);

@@ -103,7 +103,7 @@ unsigned long p2_walk_caches_failures(void) { return atomic_load(&alloc_failures
 
 static void add_stats(PROFILE2_WalkCacheStats *sum, const profile2_walk_cache *c) {
   PROFILE2_WalkCacheStats s;
-  profile2_walk_cache_stats(c, &s);
+  profile2_walk_cache_get_stats(c, &s, sizeof s);
   sum->walks += s.walks;
   sum->reused_walks += s.reused_walks;
   sum->reused_frames += s.reused_frames;

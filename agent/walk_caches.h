@@ -57,7 +57,7 @@ void p2_walk_caches_free_retired(void);
 unsigned long p2_walk_caches_failures(void);
 
 /* What the caches did since p2_walk_caches_mark (the session's start): the
- * counters of profile2_walk_cache_stats summed over every cache (a
+ * counters of profile2_walk_cache_get_stats summed over every cache (a
  * thread's stays with its entry after it ended).
  * Context: Anywhere (not in a handler). */
 void p2_walk_caches_mark(void);

@@ -36,6 +36,7 @@
 #ifndef PROFILE2_H
 #define PROFILE2_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <jni.h>
 
@@ -519,9 +520,9 @@ PROFILE2_API ASGST_Queue *profile2_register_queue_for_thread(JNIEnv *env, jobjec
                                                              void *argument);
 
 /* What happened to a queue's elements since it was registered
- * (profile2_queue_stats; read them before ASGST_DeregisterQueue, which
+ * (profile2_queue_get_stats; read them before ASGST_DeregisterQueue, which
  * frees the queue), or to those of every queue of the process
- * (profile2_queue_totals, which also counts what DeregisterQueue itself
+ * (profile2_queue_get_totals, which also counts what DeregisterQueue itself
  * processed). Losses: lost_resize (elements never processed; lost_deregistered
  * is kept for compatibility and stays 0), late_updates (a compressed sample's weight); full and other
  * are samples refused (the caller still has them); suspend_failures
@@ -559,13 +560,21 @@ typedef struct {
                           iterator of the live stack */
 } PROFILE2_QueueStats;
 
-/* Copy queue's counters. Context: Anywhere. */
-PROFILE2_API void profile2_queue_stats(ASGST_Queue *queue, PROFILE2_QueueStats *stats);
+/* Copy queue's counters into stats. Pass size = sizeof *stats: these
+ * structs only grow, by fields added at their end, so a program built
+ * against an older header gets the fields it knows and nothing is written
+ * past its struct; one built against a newer header than the library gets
+ * zeros in the fields the library does not have. (The names carry "get_":
+ * the two-argument forms of earlier versions wrote the library's whole
+ * struct, and a program built against them now fails to load instead.)
+ * Context: Anywhere. */
+PROFILE2_API void profile2_queue_get_stats(ASGST_Queue *queue, PROFILE2_QueueStats *stats, size_t size);
 
 /* The counters of every queue registered in this process so far,
- * deregistered ones included (subtract an earlier copy for an interval).
- * Context: Anywhere (not in a signal handler: takes a mutex). */
-PROFILE2_API void profile2_queue_totals(PROFILE2_QueueStats *stats);
+ * deregistered ones included (subtract an earlier copy for an interval);
+ * size as above. Context: Anywhere (not in a signal handler: takes a
+ * mutex). */
+PROFILE2_API void profile2_queue_get_totals(PROFILE2_QueueStats *stats, size_t size);
 
 /* CLOCK_MONOTONIC time (ns) at which the element an iterator belongs to
  * was captured, 0 for iterators that do not belong to a queue element.
@@ -827,12 +836,14 @@ PROFILE2_API int profile2_run_with_iterator_cached(void *ucontext, int32_t optio
 /* What a cache did since it was created: walks started with it, walks that
  * reused recorded frames, the frames reused, the words checked to reuse
  * them, and the recorded frames found but rejected because a word had
- * changed. Context: AS-Safe; the counters are read without the walk's
- * ownership and may lag. */
+ * changed. size = sizeof *out, as for profile2_queue_get_stats. Context:
+ * AS-Safe; the counters are read without the walk's ownership and may
+ * lag. */
 typedef struct {
   uint64_t walks, reused_walks, reused_frames, verified_reads, rejected;
 } PROFILE2_WalkCacheStats;
-PROFILE2_API void profile2_walk_cache_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out);
+PROFILE2_API void profile2_walk_cache_get_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out,
+                                                size_t size);
 
 /* Reuse without taking the frames one by one. An incremental walk that has
  * found its unchanged part yields the recorded walk's frames from there to

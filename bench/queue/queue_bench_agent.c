@@ -150,7 +150,7 @@ static void retire_queue(struct bthread *t, JNIEnv *jni) {
   ASGST_Queue *q = atomic_exchange(&t->queue, NULL);
   if (q == NULL) return;
   PROFILE2_QueueStats s;
-  profile2_queue_stats(q, &s);
+  profile2_queue_get_stats(q, &s, sizeof s);
   atomic_fetch_add(&qs.drains, s.drains);
   atomic_fetch_add(&qs.drain_ns, s.drain_ns);
   atomic_fetch_add(&qs.spliced, s.spliced);

@@ -287,7 +287,7 @@ JNIEXPORT void JNICALL Java_WalkCost_signalWalks(JNIEnv *env, jclass c, jint dep
   int first_error = 0;
   struct walk shape = {0};
   PROFILE2_WalkCacheStats before, after;
-  profile2_walk_cache_stats(cache, &before);
+  profile2_walk_cache_get_stats(cache, &before, sizeof before);
   cached_mismatch = skip_mismatch = skip_walks = skip_frames = 0;
   for (long i = 0; i < signals; i++) {
     handler_i = i;
@@ -309,7 +309,7 @@ JNIEXPORT void JNICALL Java_WalkCost_signalWalks(JNIEnv *env, jclass c, jint dep
       first_error = handler_err;
     }
   }
-  profile2_walk_cache_stats(cache, &after);
+  profile2_walk_cache_get_stats(cache, &after, sizeof after);
   print_result("signal", depth, &shape, median(ok, n), n, errors, first_error);
   print_result("signal-cached", depth, &shape, median(okc, nc), nc, errors, first_error);
   print_result("signal-skip", depth, &shape, median(oks, ns), ns, errors, first_error);

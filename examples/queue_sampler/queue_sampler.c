@@ -407,7 +407,7 @@ static void start_current_thread(JNIEnv *env) {
 static void retire_queue(struct thread_state *t) {
   ASGST_QueueSizeInfo info = ASGST_GetQueueSizeInfo(t->queue);
   PROFILE2_QueueStats stats;
-  profile2_queue_stats(t->queue, &stats);
+  profile2_queue_get_stats(t->queue, &stats, sizeof stats);
   note_capacity(t, info.capacity);
   if (info.capacity < min_capacity) min_capacity = info.capacity;
   if (info.capacity > max_capacity) max_capacity = info.capacity;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <ucontext.h>
 
+#include "api/sized_copy.h"
 #include "api/iterator.h"
 #include "common/p2_error.h"
 #include "safepoint/element_iter.h"
@@ -59,12 +60,15 @@ P2_EXPORT void profile2_walk_cache_destroy(profile2_walk_cache *cache) {
   p2_walk_cache_destroy(cache != NULL ? &cache->c : NULL);
 }
 
-P2_EXPORT P2_AS_SAFE void profile2_walk_cache_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out) {
+P2_EXPORT P2_AS_SAFE void profile2_walk_cache_get_stats(const profile2_walk_cache *cache, PROFILE2_WalkCacheStats *out,
+                                                         size_t size) {
   if (out == NULL) return;
-  *out = (PROFILE2_WalkCacheStats){0};
-  if (cache == NULL) return;
-  const struct p2_walk_cache *c = &cache->c;
-  *out = (PROFILE2_WalkCacheStats){c->walks, c->reused_walks, c->reused_frames, c->verified_reads, c->rejected};
+  PROFILE2_WalkCacheStats s = {0};
+  if (cache != NULL) {
+    const struct p2_walk_cache *c = &cache->c;
+    s = (PROFILE2_WalkCacheStats){c->walks, c->reused_walks, c->reused_frames, c->verified_reads, c->rejected};
+  }
+  p2_sized_copy(out, size, &s, sizeof s);
 }
 
 P2_EXPORT P2_AS_SAFE uint64_t profile2_iterator_recorded(ASGST_Iterator *it) {

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <ucontext.h>
 
+#include "api/sized_copy.h"
 #include "api/startup.h"
 #include "api/iterator.h"
 #include "common/p2_error.h"
@@ -249,12 +250,19 @@ P2_EXPORT P2_AS_SAFE void ASGST_ResizeQueue(ASGST_Queue *queue, int size) {
   p2_queue_resize(queue->ring, (uint32_t)size);
 }
 
-P2_EXPORT void profile2_queue_stats(ASGST_Queue *q, PROFILE2_QueueStats *s) {
-  memset(s, 0, sizeof *s);
-  if (q != NULL) p2_queue_counters_add(q, s);
+P2_EXPORT void profile2_queue_get_stats(ASGST_Queue *q, PROFILE2_QueueStats *out, size_t size) {
+  if (out == NULL) return;
+  PROFILE2_QueueStats s = {0};
+  if (q != NULL) p2_queue_counters_add(q, &s);
+  p2_sized_copy(out, size, &s, sizeof s);
 }
 
-P2_EXPORT void profile2_queue_totals(PROFILE2_QueueStats *s) { p2_registry_totals(s); }
+P2_EXPORT void profile2_queue_get_totals(PROFILE2_QueueStats *out, size_t size) {
+  if (out == NULL) return;
+  PROFILE2_QueueStats s;
+  p2_registry_totals(&s);
+  p2_sized_copy(out, size, &s, sizeof s);
+}
 
 P2_EXPORT jlong profile2_iterator_capture_time(ASGST_Iterator *iterator) {
   return iterator != NULL && iterator->cap != NULL ? (jlong)iterator->cap->time_ns : 0;

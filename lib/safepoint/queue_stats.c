@@ -1,7 +1,7 @@
 /* The counters of PROFILE2_QueueStats: where each one lives (the ring's own
  * in queue/, the drain's and the API's in the ASGST_Queue), added up for
- * one queue (profile2_queue_stats) or for the process (the registry's
- * totals, profile2_queue_totals). */
+ * one queue (profile2_queue_get_stats) or for the process (the registry's
+ * totals, profile2_queue_get_totals). */
 #include "safepoint/queue_internal.h"
 
 P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {

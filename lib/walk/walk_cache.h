@@ -85,7 +85,7 @@ struct p2_walk_cache {
   struct p2_cached_phys *sphys;
   struct p2_cached_frame *sout;
   struct p2_read *slog;
-  /* counters (profile2_walk_cache_stats) */
+  /* counters (profile2_walk_cache_get_stats) */
   uint64_t walks, reused_walks, reused_frames, verified_reads, rejected;
   /* the record's generation: a new one each time a walk becomes the
    * record, so that a consumer can tell which of its walks the record holds

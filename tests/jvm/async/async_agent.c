@@ -336,7 +336,7 @@ JNIEXPORT jint JNICALL Java_AsyncFixture_report(JNIEnv *env, jclass c) {
   PROFILE2_WalkCacheStats cs, sum = {0};
   for (int t = 0; t < 2; t++)
     for (int nat = 0; nat < 2; nat++) {
-      profile2_walk_cache_stats(caches[t][nat], &cs);
+      profile2_walk_cache_get_stats(caches[t][nat], &cs, sizeof cs);
       sum.walks += cs.walks;
       sum.reused_walks += cs.reused_walks;
       sum.reused_frames += cs.reused_frames;

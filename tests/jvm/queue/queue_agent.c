@@ -122,7 +122,7 @@ static void deregister(JNIEnv *jni, ASGST_Queue *q) {
 
 static void sum_stats(ASGST_Queue *q) {
   PROFILE2_QueueStats s;
-  profile2_queue_stats(q, &s);
+  profile2_queue_get_stats(q, &s, sizeof s);
   atomic_fetch_add(&qs_sum.drains, s.drains);
   atomic_fetch_add(&qs_sum.spliced, s.spliced);
   atomic_fetch_add(&qs_sum.complete, s.complete);
@@ -581,7 +581,7 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
    * "Seal"); profile2's lost_deregistered stays 0. A shortfall or excess
    * is a lost or twice-processed element. */
   PROFILE2_QueueStats totals;
-  profile2_queue_totals(&totals);
+  profile2_queue_get_totals(&totals, sizeof totals);
   /* The start handler shrinks a queue to 16 every 16th drain: the elements
    * committed during that drain beyond 16 (a thread that runs on while its
    * drain walks it: a native method, or one long ASan drain) are dropped,

@@ -180,11 +180,11 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
   ASGST_Queue *q = atomic_exchange(&queue, NULL);
   PROFILE2_QueueStats qs = {0};
   if (q != NULL) {
-    profile2_queue_stats(q, &qs);
+    profile2_queue_get_stats(q, &qs, sizeof qs);
     ASGST_DeregisterQueue(NULL, q);
   }
   PROFILE2_QueueStats all;
-  profile2_queue_totals(&all);
+  profile2_queue_get_totals(&all, sizeof all);
   int depths = 0;
   for (int i = 0; i <= MAX_NATIVE; i++) depths += atomic_load(&depth_seen[i]) > 0;
   printf("queue native test: %ld signals, %ld truths lost; enqueued %ld (%d native depths), compressed %ld "

@@ -1324,7 +1324,7 @@ JNIEXPORT jint JNICALL Java_WalkFuzzFixture_report(JNIEnv *env, jclass c) {
   PROFILE2_WalkCacheStats cs;
   unsigned long long cw = 0, cr = 0, cf = 0, crej = 0;
   for (int i = 0; i < MAX_SLOTS; i++) {
-    profile2_walk_cache_stats(slot_cache[i], &cs);
+    profile2_walk_cache_get_stats(slot_cache[i], &cs, sizeof cs);
     cw += cs.walks, cr += cs.reused_walks, cf += cs.reused_frames, crej += cs.rejected;
   }
   printf("walk-fuzz: incremental walks: %llu with a cache, %llu reused a record (%llu frames), %llu records "

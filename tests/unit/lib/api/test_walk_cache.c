@@ -126,7 +126,7 @@ __attribute__((noinline)) static int via_b(int d, unsigned path, int how) {
 
 static PROFILE2_WalkCacheStats stats(void) {
   PROFILE2_WalkCacheStats s;
-  profile2_walk_cache_stats(cache, &s);
+  profile2_walk_cache_get_stats(cache, &s, sizeof s);
   return s;
 }
 
@@ -210,7 +210,7 @@ Test(walk_cache, no_cache_and_bad_sizes) {
   cr_assert_null(profile2_walk_cache_create(0));
   cr_assert_null(profile2_walk_cache_create(1 << 17));
   PROFILE2_WalkCacheStats s;
-  profile2_walk_cache_stats(NULL, &s);
+  profile2_walk_cache_get_stats(NULL, &s, sizeof s);
   cr_assert_eq(s.walks, 0);
   profile2_walk_cache_destroy(NULL);
   ucontext_t uc;
@@ -218,4 +218,36 @@ Test(walk_cache, no_cache_and_bad_sizes) {
   struct frames a;
   cr_assert_gt(profile2_run_with_iterator_cached(&uc, ASGST_INCLUDE_NON_JAVA_FRAMES, NULL, collect, &a), 0);
   cr_assert_eq(profile2_run_with_iterator_cached(NULL, 0, cache, collect, &a), PROFILE2_INVALID_ARGUMENT);
+}
+
+/* The counters structs only grow at their end: a caller names its struct's
+ * size, and nothing is written past it (an older, shorter struct) or left
+ * unset in it (a newer, longer one). */
+Test(walk_cache, stats_copy_to_the_callers_size) {
+  ucontext_t uc;
+  getcontext(&uc);
+  struct frames a;
+  for (int i = 0; i < 3; i++) profile2_run_with_iterator_cached(&uc, ASGST_INCLUDE_NON_JAVA_FRAMES, cache, collect, &a);
+  PROFILE2_WalkCacheStats full;
+  profile2_walk_cache_get_stats(cache, &full, sizeof full);
+  cr_assert_geq(full.walks, 3);
+
+  uint64_t older[3] = {0, 0, 0xa5a5a5a5a5a5a5a5u}; /* a struct of one field, then what follows it */
+  profile2_walk_cache_get_stats(cache, (PROFILE2_WalkCacheStats *)(void *)older, sizeof older[0]);
+  cr_assert_eq(older[0], full.walks);
+  cr_assert_eq(older[1], 0);
+  cr_assert_eq(older[2], 0xa5a5a5a5a5a5a5a5u);
+
+  unsigned char newer[sizeof full + 16];
+  memset(newer, 0xa5, sizeof newer);
+  profile2_walk_cache_get_stats(cache, (PROFILE2_WalkCacheStats *)(void *)newer, sizeof newer);
+  cr_assert_eq(((PROFILE2_WalkCacheStats *)(void *)newer)->walks, full.walks);
+  for (size_t i = sizeof full; i < sizeof newer; i++) cr_assert_eq(newer[i], 0, "byte %zu past the library's struct", i);
+
+  PROFILE2_QueueStats q[2];
+  memset(q, 0xa5, sizeof q);
+  profile2_queue_get_stats(NULL, &q[0], sizeof(jlong));
+  cr_assert_eq(q[0].enqueued, 0);
+  cr_assert_eq(((unsigned char *)q)[sizeof(jlong)], 0xa5);
+  profile2_queue_get_stats(NULL, NULL, sizeof q[0]); /* no struct: nothing to do */
 }
