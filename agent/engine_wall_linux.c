@@ -19,6 +19,7 @@
 
 #include "agent/engine.h"
 #include "agent/lost.h"
+#include "agent/own_time.h"
 
 /* Signals per tick: bounds the sampler's cost and the burst of handlers
  * per tick whatever the number of threads. */
@@ -71,7 +72,7 @@ static uint64_t mono_ns(void) {
 
 static void *run(void *arg) {
   (void)arg;
-  pthread_setname_np(pthread_self(), "p2-wall-sampler"); /* top -H, gdb, hang reports */
+  pthread_setname_np(pthread_self(), p2_own_thread_names[P2_OWN_WALL_SAMPLER]); /* top -H, gdb, own_time.c */
   void *tables = mmap(NULL, TABLES_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (tables == MAP_FAILED) return NULL;
   struct last *prev = tables, *cur = prev + MAX_TIDS;
@@ -134,6 +135,7 @@ static void *run(void *arg) {
     nprev = n;
   }
   munmap(tables, TABLES_BYTES);
+  p2_own_time_thread_exit(P2_OWN_WALL_SAMPLER);
   return NULL;
 }
 

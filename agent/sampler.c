@@ -34,7 +34,8 @@ static atomic_int in_handler;
 
 static struct {
   atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, vthread, vthread_walked, truncated, throttled,
-      throttled_bare, budget_suspect, budget_cpu_timed, weight, kept_walks, kept_frames, kept_checked, kept_differ;
+      throttled_bare, budget_suspect, budget_cpu_timed, weight, kept_walks, kept_frames, kept_checked, kept_differ,
+      handler_ns;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -306,11 +307,13 @@ static void record_throttled(void *ucontext, int tid, int64_t vthread, uint64_t 
 #define CPU_TIMED_RUN 16
 
 /* Context: AS-Safe; t's handler only (signals are blocked in their own
- * handler). cpu0: the thread's CPU clock at the start when t->cpu_timed. */
-static void budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
-  if (t == NULL) return;
+ * handler). cpu0: the thread's CPU clock at the start when t->cpu_timed.
+ * Returns the time charged before the cap (the handler's time for the
+ * summary: a preempted handler counts as its thread's previous one). */
+static uint64_t budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
   uint64_t end = p2_monotonic_ns();
   uint64_t took = end > start ? end - start : 0;
+  if (t == NULL) return took;
   if (t->cpu_timed > 0) {
     uint64_t cpu = p2_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t on_cpu = cpu > cpu0 ? cpu - cpu0 : 0;
@@ -322,10 +325,17 @@ static void budget_charge(struct p2_thread *t, uint64_t start, uint64_t cpu0) {
     t->cpu_timed = 1;
     count(&st.budget_suspect);
   }
+  uint64_t charged = took;
   if (took > BUDGET_MAX_CHARGE_NS) took = BUDGET_MAX_CHARGE_NS;
   t->walk_ns = took;
   atomic_store_explicit(&t->quiet_until_ns, end + took * cfg.quiet, memory_order_relaxed);
+  return charged;
 }
+
+/* The handlers' own time, for the summary's "own time" line: from the
+ * handler's first clock read to its last, as the budget charged it.
+ * Context: AS-Safe. */
+static void add_handler_time(uint64_t ns) { atomic_fetch_add_explicit(&st.handler_ns, ns, memory_order_relaxed); }
 
 /* The handler. Context: signal handler; AS-Safe: atomics, syscalls and
  * profile2's AS-Safe calls only; errno preserved. */
@@ -352,6 +362,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   }
   if (!atomic_load(&sampling)) goto out;
   count(&st.signals);
+  uint64_t start = p2_monotonic_ns();
   if (tid == 0) {
     tid = (int)syscall(SYS_gettid);
     t = p2_threads_find(tid);
@@ -369,9 +380,9 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   int64_t vthread = (int64_t)profile2_virtual_thread_id();
   if (vthread < 0) vthread = 0;
   if (vthread > 0) count(&st.vthread);
-  uint64_t start = p2_monotonic_ns();
   if (!budget_allows(t, start)) {
     record_throttled(ucontext, tid, vthread, weight, state);
+    add_handler_time(p2_monotonic_ns() - start);
     goto out;
   }
   uint64_t cpu0 = t != NULL && t->cpu_timed > 0 ? p2_clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
@@ -390,7 +401,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   }
   p2_sampler_walk_and_record(ucontext, t, tid, vthread, weight, state);
 charge:
-  budget_charge(t, start, cpu0);
+  add_handler_time(budget_charge(t, start, cpu0));
 out:
   if (rearm) p2_perf_rearm(si->si_fd);
   atomic_fetch_sub(&in_handler, 1);
@@ -451,6 +462,7 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->throttled_bare = atomic_load(&st.throttled_bare);
   o->budget_suspect = atomic_load(&st.budget_suspect);
   o->budget_cpu_timed = atomic_load(&st.budget_cpu_timed);
+  o->handler_ns = atomic_load(&st.handler_ns);
   o->weight = atomic_load(&st.weight);
   o->kept_walks = atomic_load(&st.kept_walks);
   o->kept_frames = atomic_load(&st.kept_frames);
@@ -473,6 +485,7 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.throttled_bare, 0);
   atomic_store(&st.budget_suspect, 0);
   atomic_store(&st.budget_cpu_timed, 0);
+  atomic_store(&st.handler_ns, 0);
   atomic_store(&st.weight, 0);
   atomic_store(&st.kept_walks, 0);
   atomic_store(&st.kept_frames, 0);

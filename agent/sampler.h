@@ -66,6 +66,7 @@ struct p2_sampler_stats {
   uint64_t throttled_bare; /* of those, recorded without their top frame */
   uint64_t budget_suspect;   /* walks far longer than their thread's last: charged that one's time */
   uint64_t budget_cpu_timed; /* walks timed on the thread's CPU clock (after a suspect one, or slow ones) */
+  uint64_t handler_ns;       /* time in the handlers, as their budget charged it (a preempted one: its thread's last) */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
   uint64_t kept_walks;    /* walks that took their reused frames from the thread's kept ones */

@@ -22,6 +22,7 @@
 #include "agent/lost.h"
 #include "agent/methods.h"
 #include "agent/output.h"
+#include "agent/own_time.h"
 #include "agent/records.h"
 #include "agent/sampler.h"
 #include "agent/sampler_queue.h"
@@ -269,7 +270,7 @@ static void record_lost(struct p2_lost_batch *b) {
 
 static void *aggregator_main(void *arg) {
   (void)arg;
-  pthread_setname_np(pthread_self(), "p2-aggregator"); /* top -H, gdb, hang reports */
+  pthread_setname_np(pthread_self(), p2_own_thread_names[P2_OWN_AGGREGATOR]); /* top -H, gdb, own_time.c */
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
   while (atomic_load(&s.aggregator_run)) {
@@ -299,6 +300,7 @@ static void *aggregator_main(void *arg) {
     }
   }
   p2_lost_free(&lost);
+  p2_own_time_thread_exit(P2_OWN_AGGREGATOR);
   return NULL;
 }
 
@@ -334,6 +336,25 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   add_stat(st, &n, max, "samples", "%llu signals handled, weight %llu (%.1f samples/s)",
            (unsigned long long)ss->signals, (unsigned long long)ss->weight,
            secs > 0 ? (double)ss->signals / secs : 0);
+  /* What profile2 itself took: docs/agent.md ("Summary") says how each
+   * part is measured. */
+  struct p2_own_time own;
+  p2_own_time_read(&own);
+  uint64_t drainer_ns = 0;
+  if (s.opt.walk == P2_WALK_SAFEPOINT) {
+    PROFILE2_QueueStats qc;
+    p2_sampler_queue_counters(&qc);
+    drainer_ns = qc.drainer_cpu_ns > 0 ? (uint64_t)qc.drainer_cpu_ns : 0;
+  }
+  uint64_t own_ns = ss->handler_ns + drainer_ns;
+  for (int i = 0; i < P2_OWN_COUNT; i++) own_ns += own.thread_ns[i];
+  add_stat(st, &n, max, "own time",
+           "%.3f s, %.1f %% of the process's CPU time (%.3f s): signal handlers %.3f s (%.1f us a signal), "
+           "queue drainer %.3f s, aggregator %.3f s, wall sampler %.3f s",
+           (double)own_ns / 1e9, own.process_ns > 0 ? 100.0 * (double)own_ns / (double)own.process_ns : 0.0,
+           (double)own.process_ns / 1e9, (double)ss->handler_ns / 1e9,
+           ss->signals > 0 ? (double)ss->handler_ns / (double)ss->signals / 1e3 : 0.0, (double)drainer_ns / 1e9,
+           (double)own.thread_ns[P2_OWN_AGGREGATOR] / 1e9, (double)own.thread_ns[P2_OWN_WALL_SAMPLER] / 1e9);
   if (p2_engine_interval_is_time(s.opt.event, s.opt.event_name))
     add_stat(st, &n, max, "sampled time", "%.3f s (weight x interval)",
              (double)ss->weight * (double)s.ecfg.interval / 1e9);
@@ -766,6 +787,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   s.start_realtime_ns = p2_clock_ns(CLOCK_REALTIME);
   p2_walk_caches_mark();
   s.start_mono_ns = p2_monotonic_ns();
+  p2_own_time_begin();
   p2_sampler_start();
   if (s.engine->start(&s.ecfg, err, errlen) != 0) {
     p2_sampler_stop();

@@ -558,6 +558,9 @@ typedef struct {
   jlong unheld_drains; /* drains that did not suspend the thread: every element's capture held its
                           whole stack (each one complete), and no start or end handler asked for an
                           iterator of the live stack */
+  jlong drainer_cpu_ns; /* profile2_queue_get_totals only (0 per queue): CPU time of the library's
+                           drainer thread, which runs every queue's drains and handlers, since it
+                           started (updated after each pass that drained) */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters into stats. Pass size = sizeof *stats: these

@@ -261,6 +261,7 @@ P2_EXPORT void profile2_queue_get_totals(PROFILE2_QueueStats *out, size_t size) 
   if (out == NULL) return;
   PROFILE2_QueueStats s;
   p2_registry_totals(&s);
+  s.drainer_cpu_ns = p2_drainer_cpu_ns();
   p2_sized_copy(out, size, &s, sizeof s);
 }
 

@@ -76,6 +76,17 @@ static const void *_Atomic drainer_jt; /* the drainer's JavaThread*, once attach
 static pthread_t drainer_pthread;      /* valid once drainer_known */
 static atomic_bool drainer_known;
 static atomic_bool drainer_detached; /* drainer_main returned */
+static atomic_llong drainer_cpu; /* p2_drainer_cpu_ns */
+
+/* One system call (a thread CPU clock has no vDSO path): taken once per
+ * pass that drained, not per drain. Context: the drainer thread. */
+static void note_drainer_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+    atomic_store(&drainer_cpu, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+P2_AS_SAFE jlong p2_drainer_cpu_ns(void) { return (jlong)atomic_load(&drainer_cpu); }
 
 static void vm_death_pass(JNIEnv *jni);
 
@@ -407,6 +418,7 @@ static void *drainer_main(void *arg) {
       }
     } while (n == MAX_PER_PASS && !atomic_load(&vm_dead));
     if (drained > 0) {
+      note_drainer_cpu();
       wait_ms = period_ms;
       continue;
     }
@@ -423,6 +435,7 @@ static void *drainer_main(void *arg) {
       wait_ms = P2_DRAIN_IDLE_BACKSTOP_MS;
     }
   }
+  note_drainer_cpu();
   free(batch);
   p2_live_free(&drainer_live);
   urcu_memb_unregister_thread();

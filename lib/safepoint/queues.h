@@ -30,4 +30,8 @@ int p2_queues_init(JavaVM *vm);
 /* True once p2_queues_init succeeded. Context: AS-Safe. */
 bool p2_queues_supported(void);
 
+/* The drainer thread's CPU time (ns) as of its last pass that drained,
+ * or as it ended; 0 before it started. Context: AS-Safe. */
+jlong p2_drainer_cpu_ns(void);
+
 #endif
