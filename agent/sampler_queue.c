@@ -136,13 +136,16 @@ int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg
   sq.lock = lock;
   sq.size = o->queue_size > 0 ? o->queue_size : DEFAULT_QUEUE;
   sq.depth = o->depth;
-  pthread_mutex_lock(&rec_lock);
-  if (rec_cap < (size_t)sq.depth) {
-    free(rec_buf);
-    rec_buf = malloc(sizeof *rec_buf + (size_t)sq.depth * sizeof rec_buf->frames[0]);
-    rec_cap = rec_buf != NULL ? (size_t)sq.depth : 0; /* none: each element allocates its own */
+  /* trylock: a child forked while the drainer held the lock keeps it
+   * locked for good; its elements then allocate their own records. */
+  if (pthread_mutex_trylock(&rec_lock) == 0) {
+    if (rec_cap < (size_t)sq.depth) {
+      free(rec_buf);
+      rec_buf = malloc(sizeof *rec_buf + (size_t)sq.depth * sizeof rec_buf->frames[0]);
+      rec_cap = rec_buf != NULL ? (size_t)sq.depth : 0; /* none: each element allocates its own */
+    }
+    pthread_mutex_unlock(&rec_lock);
   }
-  pthread_mutex_unlock(&rec_lock);
   sq.options = (o->cstack ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0) |
                PROFILE2_QUEUE_CAPTURE(o->capture >= 0 ? o->capture : DEFAULT_CAPTURE);
   /* Queues of earlier sessions (attach, stop, attach again) are in the
