@@ -28,7 +28,7 @@ trap 'rm -rf "$logs"' EXIT
 # script exits): the digest of a failed test says what the machine did
 # while the test ran, the end of the output what it did over the run.
 machine_log=$logs/machine.log
-python3 scripts/machine_watch.py record "$machine_log" &
+python3 scripts/machine_watch.py record "$machine_log" </dev/null >/dev/null 2>&1 &
 
 # Add the counts of meson's closing summary in log $1 ("Ok: N", "Fail: N",
 # ...); a step that printed none (it did not get to run tests) counts as one
