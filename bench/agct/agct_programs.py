@@ -9,7 +9,6 @@ and a line per workload.
   agct_programs.py --java-home J --jdk NAME --agent SO --out DIR [--rounds N]
                    [--workloads javac,xslt,sql] [--flags "-XX:..."]
 """
-import argparse
 import os
 import re
 import sys
@@ -20,16 +19,7 @@ import overhead  # noqa: E402  (the workloads)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--jdk", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--workloads", default="javac,xslt,sql")
-    ap.add_argument("--flags", default="")
-    a = ap.parse_args()
-    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
+    a = overhead.study_args(1, flags="")
     failed = 0
     for wname in a.workloads.split(","):
         wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))

@@ -276,6 +276,23 @@ def prepared(wname, inputs):
     return wl
 
 
+def study_args(rounds, **more):
+    """The arguments of the studies that run these workloads under the
+    agent alone (bench/throttle, queue_latency, agct, own_time): --java-home,
+    --jdk, --agent, --out, --rounds (default rounds), --workloads, and one
+    --NAME per keyword of more (its default). Paths made absolute."""
+    ap = argparse.ArgumentParser()
+    for name in ("java-home", "jdk", "agent", "out"):
+        ap.add_argument("--" + name, required=True)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--workloads", default="javac,xslt,sql")
+    for name, default in more.items():
+        ap.add_argument("--" + name, default=default)
+    a = ap.parse_args()
+    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
+    return a
+
+
 def run_under_agent(wl, java_home, agent, opts, rundir, timeout=900):
     """One run of wl with profile2's agent and its options opts, in rundir;
     returns (ok, the process): ok if it exited 0 with the right output."""

@@ -10,7 +10,6 @@ process's CPU time. Then the medians per workload and walk.
   own_time.py --java-home J --jdk NAME --agent SO --out DIR [--rounds N]
               [--interval 1ms] [--workloads javac,xslt,sql] [--opts EXTRA]
 """
-import argparse
 import os
 import random
 import re
@@ -27,17 +26,7 @@ FIELDS = ("own s", "own %", "handlers s", "us/signal", "drainer s", "aggregator 
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--jdk", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--interval", default="1ms")
-    ap.add_argument("--workloads", default="javac,xslt,sql")
-    ap.add_argument("--opts", default="")
-    a = ap.parse_args()
-    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
+    a = overhead.study_args(5, interval="1ms", opts="")
     failed = 0
     for wname in a.workloads.split(","):
         wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))

@@ -12,7 +12,6 @@ ranges over the rounds.
   queue_latency.py --java-home J --jdk NAME --agent SO --out DIR [--rounds N]
                    [--intervals 1ms,10ms] [--workloads javac,xslt,sql] [--opts EXTRA]
 """
-import argparse
 import collections
 import os
 import re
@@ -53,17 +52,7 @@ def spread(xs, fmt):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--jdk", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--intervals", default="1ms,10ms")
-    ap.add_argument("--workloads", default="javac,xslt,sql")
-    ap.add_argument("--opts", default="")
-    a = ap.parse_args()
-    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
+    a = overhead.study_args(3, intervals="1ms,10ms", opts="")
     failed = 0
     for wname in a.workloads.split(","):
         wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))

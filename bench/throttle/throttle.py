@@ -8,7 +8,6 @@ stacks (with `threads`) which threads the [throttled] samples were on.
   throttle.py --java-home J --jdk NAME --agent SO --out DIR [--rounds N]
               [--interval 1ms] [--workloads javac,xslt,sql] [--opts EXTRA]
 """
-import argparse
 import collections
 import os
 import re
@@ -26,17 +25,7 @@ def thread_of(root):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--java-home", required=True)
-    ap.add_argument("--jdk", required=True)
-    ap.add_argument("--agent", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--interval", default="1ms")
-    ap.add_argument("--workloads", default="javac,xslt,sql")
-    ap.add_argument("--opts", default="")
-    a = ap.parse_args()
-    a.out, a.agent = os.path.abspath(a.out), os.path.abspath(a.agent)
+    a = overhead.study_args(3, interval="1ms", opts="")
     failed = 0
     for wname in a.workloads.split(","):
         wl = overhead.prepared(wname, os.path.join(a.out, "inputs", a.jdk))
