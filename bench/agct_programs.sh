@@ -11,19 +11,12 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
 out=${OUT:-$build/bench-agct}
-jdk17=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
-jdk25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 name=agct_programs.sh
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh"
 bench_check_build "$build"
 agent="$build/tests/jvm/agct/libagct_agent.so"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); profile2 $(git -C "$root" rev-parse --short HEAD), build $buildtype"
-for jdk in ${JDKS:-jdk17 jdk25}; do
-  home=$jdk17
-  [ "$jdk" = jdk25 ] && home=$jdk25
-  [ -x "$home/bin/java" ] || { echo "$name: no $home/bin/java, $jdk skipped" >&2; continue; }
-  python3 "$root/bench/agct/agct_programs.py" --java-home "$home" --jdk "$jdk" --agent "$agent" \
-    --out "$out" --rounds "${1:-1}" --workloads "${WORKLOADS:-javac,xslt,sql}" --flags "${FLAGS:-}"
-done
+bench_each_jdk python3 "$root/bench/agct/agct_programs.py" --agent "$agent" \
+  --out "$out" --rounds "${1:-1}" --workloads "${WORKLOADS:-javac,xslt,sql}" --flags "${FLAGS:-}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

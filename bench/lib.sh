@@ -18,3 +18,19 @@ bench_check_build() {
   read -r buildtype sanitize <<<"$opts"
   [ "$sanitize" = none ] || fail "$build is a -Dsanitize=$sanitize build: its numbers would measure the sanitizer"
 }
+
+# bench_each_jdk COMMAND...: run COMMAND... with --java-home HOME --jdk NAME
+# appended, once per JDK of $JDKS ("jdk17 jdk25" by default; homes $JDK17,
+# $JDK25) whose java is there; the others are named as skipped.
+bench_each_jdk() {
+  local jdk home
+  for jdk in ${JDKS:-jdk17 jdk25}; do
+    home=${JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+    [ "$jdk" = jdk25 ] && home=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+    [ -x "$home/bin/java" ] || {
+      echo "$name: no $home/bin/java, $jdk skipped" >&2
+      continue
+    }
+    "$@" --java-home "$home" --jdk "$jdk"
+  done
+}
