@@ -336,7 +336,7 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   add_stat(st, &n, max, "samples", "%llu signals handled, weight %llu (%.1f samples/s)",
            (unsigned long long)ss->signals, (unsigned long long)ss->weight,
            secs > 0 ? (double)ss->signals / secs : 0);
-  /* What profile2 itself took: docs/agent.md ("Summary") says how each
+  /* What profile2 itself took: docs/agent.md ("What a profile shows") says how each
    * part is measured. */
   struct p2_own_time own;
   p2_own_time_read(&own);
