@@ -158,7 +158,8 @@ static writer_fn writer_for(enum p2_output_format format) {
  * 0.35-0.48 s with sync_file_range's wait, 0.07-0.13 s without (the wait
  * grows with the file: a 1 MB flame graph would take ~16 s there). A CI
  * runner once left two dumps without a reply for 60 s while a JVM's exit
- * stood 2 min, at the same time (docs/testing.md).
+ * stood 2 min, at the same time; whether its disk or the whole machine
+ * stalled is not known (docs/testing.md).
  * Errors still surface: ENOSPC and EDQUOT at write() on filesystems that
  * reserve space when the data is written (ext4, XFS, btrfs, tmpfs), and on
  * NFS at close(), both checked below. What a power loss leaves rests on
