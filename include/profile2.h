@@ -569,7 +569,8 @@ typedef struct {
  * past its struct; one built against a newer header than the library gets
  * zeros in the fields the library does not have. (The names carry "get_":
  * the two-argument forms of earlier versions wrote the library's whole
- * struct, and a program built against them now fails to load instead.)
+ * struct; a program built against them now stops with an undefined
+ * symbol, at load or, with lazy binding, at its first call, instead.)
  * Context: Anywhere. */
 PROFILE2_API void profile2_queue_get_stats(ASGST_Queue *queue, PROFILE2_QueueStats *stats, size_t size);
 

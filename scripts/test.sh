@@ -7,8 +7,10 @@
 #      and JVM suites again (the JVM tests preload the ASan runtime into java);
 #   4. the queue and registry tests under TSan (scripts/test_tsan.sh);
 #   5. every libFuzzer harness for 20 s (scripts/test_fuzz.sh, clang build).
-# Every part runs even if an earlier one fails. The output ends with what
-# could not run and why, the failed steps, and one line of counts over all
+# Every part runs even if an earlier one fails. The output ends with the
+# failed tests' digest (with what the machine did while each ran), a line
+# of what it did over the run, what could not run and why, the failed
+# steps, and one line of counts over all
 # parts: "test.sh: N passed, N failed, N skipped" (a fuzz harness counts as
 # one test).
 #
