@@ -63,8 +63,11 @@ def _backtraces(pid, path, timeout):
                             "-ex", "thread apply all bt 40"], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {}, "gdb took over %d s" % timeout
-    with open(path, "w") as f:
-        f.write(r.stdout + r.stderr)
+    try:
+        with open(path, "w") as f:
+            f.write(r.stdout + r.stderr)
+    except OSError as e:
+        path = "nowhere (%s)" % e.strerror
     bts, cur = {}, None
     for line in r.stdout.splitlines():
         m = re.match(r"^Thread \d+ \(.*?LWP (\d+)\)", line)
