@@ -5,22 +5,19 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent/procfs_linux.h"
+#include "agent/threads.h"
+#include "common/clock.h"
 
 const char *const p2_own_thread_names[P2_OWN_COUNT] = {"p2-aggregator", "p2-wall-sampler"};
 
 static atomic_uint_fast64_t ended_ns[P2_OWN_COUNT]; /* threads that ended, since the process started */
 static struct p2_own_time base;
-
-static uint64_t process_cpu_ns(void) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* A task's CPU time: schedstat's first field (ns), else stat's utime +
  * stime (clock ticks). */
@@ -52,15 +49,8 @@ static void threads_now(uint64_t *ns) {
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    char path[300], comm[32];
-    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ssize_t n = read(fd, comm, sizeof comm - 1);
-    close(fd);
-    if (n <= 0) continue;
-    comm[n] = 0;
-    comm[strcspn(comm, "\n")] = 0;
+    char comm[32];
+    p2_threads_comm(atoi(e->d_name), comm, sizeof comm);
     for (int i = 0; i < P2_OWN_COUNT; i++)
       if (strcmp(comm, p2_own_thread_names[i]) == 0) ns[i] += task_cpu_ns(e->d_name);
   }
@@ -69,19 +59,17 @@ static void threads_now(uint64_t *ns) {
 
 void p2_own_time_begin(void) {
   threads_now(base.thread_ns);
-  base.process_ns = process_cpu_ns();
+  base.process_ns = p2_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void p2_own_time_thread_exit(enum p2_own_thread which) {
-  struct timespec ts;
-  if ((unsigned)which >= P2_OWN_COUNT || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return;
-  atomic_fetch_add(&ended_ns[which], (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+  if ((unsigned)which < P2_OWN_COUNT) atomic_fetch_add(&ended_ns[which], p2_clock_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 void p2_own_time_read(struct p2_own_time *out) {
   threads_now(out->thread_ns);
   for (int i = 0; i < P2_OWN_COUNT; i++)
     out->thread_ns[i] = out->thread_ns[i] > base.thread_ns[i] ? out->thread_ns[i] - base.thread_ns[i] : 0;
-  uint64_t p = process_cpu_ns();
+  uint64_t p = p2_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   out->process_ns = p > base.process_ns ? p - base.process_ns : 0;
 }

@@ -81,9 +81,8 @@ static atomic_llong drainer_cpu; /* p2_drainer_cpu_ns */
 /* One system call (a thread CPU clock has no vDSO path): taken once per
  * pass that drained, not per drain. Context: the drainer thread. */
 static void note_drainer_cpu(void) {
-  struct timespec ts;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-    atomic_store(&drainer_cpu, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+  uint64_t ns = p2_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (ns != 0) atomic_store(&drainer_cpu, (long long)ns);
 }
 
 P2_AS_SAFE jlong p2_drainer_cpu_ns(void) { return (jlong)atomic_load(&drainer_cpu); }
