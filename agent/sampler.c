@@ -109,6 +109,8 @@ void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_
  * thread's kept ones is walked again in full and compared (kept_differ). */
 static bool check_kept;
 
+bool p2_sampler_check_kept(void) { return check_kept; }
+
 /* The rest of the walk is frames the thread kept: take them in one copy
  * (at most up to max: the walk is then truncated). Context: AS-Safe. */
 static void take_kept(ASGST_Iterator *it, struct walk *w) {

@@ -129,6 +129,11 @@ void p2_sampler_lose(enum p2_lost_reason r, int tid, uint64_t weight);
  * profile has its counter. Context: AS-Safe. */
 void p2_sampler_count_walk(int error, bool truncated);
 
+/* PROFILE2_TEST_CHECK_KEPT=1 (tests): whether walks that took frames
+ * from kept ones are walked again in full and compared.
+ * Context: AS-Safe. */
+bool p2_sampler_check_kept(void);
+
 /* Walk error codes that mean "a complete stack" (a virtual thread's
  * continuation boundary). Context: AS-Safe. */
 bool p2_sampler_complete_end(int code);

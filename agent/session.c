@@ -398,6 +398,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.lost_resize, (long long)qc.lost_deregistered, (long long)qc.late_updates,
              (long long)qc.suspend_failures, (long long)qc.full, (long long)qc.other,
              (long long)qc.capture_failed);
+    unsigned long checked, differed;
+    p2_sampler_queue_checks(&checked, &differed);
+    char check[96] = "";
+    if (checked)
+      snprintf(check, sizeof check, " (%lu walked again in full to check: %lu differed)", checked, differed);
     add_stat(st, &n, max, "drains",
              "%lld, each %.0f us on average (suspension and resume when needed, live walk, handlers); element "
              "walks: %lld with the thread's walk cache (64 frames and more below the splice point), %lld of them "
@@ -409,6 +414,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames,
              (long long)qc.unfrozen_drains, (long long)qc.unheld_drains, (long long)qc.spliced,
              (long long)qc.complete);
+    if (qc.skipped_elements || checked)
+      add_stat(st, &n, max, "element reuse",
+               "%lld whole elements took their bottom from their thread's previous whole element in one copy: "
+               "%lld frames%s",
+               (long long)qc.skipped_elements, (long long)qc.skipped_frames, check);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];
