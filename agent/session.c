@@ -723,12 +723,24 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     if (opt.files[0] != NULL) opt.nfiles = 1;
   }
   for (int i = 0; i < opt.nfiles; i++) {
-    char *path = p2_options_expand_path(opt.files[i], (int)getpid(), 0);
+    char *path = p2_options_expand_path(opt.files[i], (int)getpid(), (int64_t)(p2_clock_ns(CLOCK_REALTIME) / 1000000000));
     enum p2_output_format f = path != NULL ? p2_output_format_for_path(path) : P2_OUT_UNKNOWN;
+    char why[384];
+    bool writable = f != P2_OUT_UNKNOWN && p2_output_check_path(path, why, sizeof why) == 0;
+    bool as_given = path != NULL && strcmp(path, opt.files[i]) == 0;
     free(path);
     if (f == P2_OUT_UNKNOWN) {
       snprintf(err, errlen, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
                opt.files[i]);
+      p2_options_free(&opt);
+      goto out;
+    }
+    if (!writable) {
+      /* why names the path; with %p or %t in it, the value too */
+      if (as_given)
+        snprintf(err, errlen, "%s", why);
+      else
+        snprintf(err, errlen, "file=%s: %s", opt.files[i], why);
       p2_options_free(&opt);
       goto out;
     }

@@ -28,7 +28,8 @@ Every scenario profiles a program whose profile is known by construction
                    recorded ("buffer full"); their weight is in the profile
                    under [thread]; [lost], as much as the summary says, and
                    the profile weighs every signal's weight.
-  bad-options      an unknown option, a bad value and a bad interval: the JVM
+  bad-options      an unknown option, a bad value, a bad interval and a file in
+                   a directory that does not exist: the JVM
                    runs to the end (exit 0), the agent prints one line naming
                    the bad item, and writes no file.
   jcmd             attach into a running JVM with jcmd JVMTI.agent_load:
@@ -509,7 +510,9 @@ def scenario_lost(a):
 
 def scenario_bad_options(a):
     for opts, bad in (("event=bogus", "bogus"), ("interval=5xs", "5xs"), ("nosuchoption", "nosuchoption"),
-                      ("interval=1us", "1us"), ("depth=-3", "-3")):
+                      ("interval=1us", "1us"), ("depth=-3", "-3"),
+                      # a file the session could not write at its end: refused at the start
+                      ("file=" + os.path.join(a.workdir, "no-such-dir", "p.html"), "no-such-dir")):
         out = os.path.join(a.workdir, "bad.collapsed")
         rc, so, se = run(java_cmd(a, opts + ",file=" + out))
         mine = [l for l in se.splitlines() if l.startswith("profile2")]
