@@ -141,20 +141,24 @@ static void keep_walk(ASGST_Iterator *it, struct walk *w) {
   w->keep->gen = gen;
 }
 
-/* PROFILE2_TEST_CHECK_KEPT: the same walk again, in full, frame by frame.
- * Context: AS-Safe. */
-static void check_walk(ASGST_Iterator *it, const struct walk *w) {
+bool p2_sampler_walks_again_alike(ASGST_Iterator *it, const struct p2_rframe *frames, uint32_t n, bool on_stack) {
   ASGST_RewindIterator(it);
   ASGST_Frame f;
   struct p2_rframe r;
   uint32_t i = 0;
   bool same = true;
-  for (; i < w->n && ASGST_NextFrame(it, &f) == 1; i++) {
-    p2_sampler_fill_frame(&r, it, &f, true);
-    same = same && memcmp(&r, &w->frames[i], sizeof r) == 0;
+  for (; i < n && ASGST_NextFrame(it, &f) == 1; i++) {
+    p2_sampler_fill_frame(&r, it, &f, on_stack);
+    same = same && memcmp(&r, &frames[i], sizeof r) == 0;
   }
+  return same && i == n;
+}
+
+/* PROFILE2_TEST_CHECK_KEPT: the same walk again, in full, frame by frame.
+ * Context: AS-Safe. */
+static void check_walk(ASGST_Iterator *it, const struct walk *w) {
   count(&st.kept_checked);
-  if (!same || i != w->n) count(&st.kept_differ);
+  if (!p2_sampler_walks_again_alike(it, w->frames, w->n, true)) count(&st.kept_differ);
 }
 
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */

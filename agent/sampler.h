@@ -134,6 +134,11 @@ void p2_sampler_count_walk(int error, bool truncated);
  * Context: AS-Safe. */
 bool p2_sampler_check_kept(void);
 
+/* For that check: rewind it and walk it again in full; whether it gives
+ * exactly frames[0..n) (filled as p2_sampler_fill_frame does, with
+ * on_stack). Context: AS-Safe. */
+bool p2_sampler_walks_again_alike(ASGST_Iterator *it, const struct p2_rframe *frames, uint32_t n, bool on_stack);
+
 /* Walk error codes that mean "a complete stack" (a virtual thread's
  * continuation boundary). Context: AS-Safe. */
 bool p2_sampler_complete_end(int code);
