@@ -163,19 +163,20 @@ P2_AS_SAFE static void record(ASGST_Iterator *it) {
   struct p2_element_record *r = it->rec;
   if (r == NULL || it->recorded_gen != 0 || it->substituted) return;
   int n = it->cap_to;
-  it->out[n] = it->yielded;
+  uint32_t *out = r->next_out;
+  out[n] = it->yielded;
   if (it->skip_at >= 0) {
     int shift = r->n - n;
-    uint32_t base = r->out[it->skip_at + shift], at = it->out[it->skip_at];
-    for (int k = it->skip_at + 1; k < n; k++) it->out[k] = at + (r->out[k + shift] - base);
+    uint32_t base = r->out[it->skip_at + shift], at = out[it->skip_at];
+    for (int k = it->skip_at + 1; k < n; k++) out[k] = at + (r->out[k + shift] - base);
   }
-  it->recorded_gen = p2_element_record_store(r, it->cap, it->out);
+  it->recorded_gen = p2_element_record_store(r, it->cap, out);
 }
 
 P2_AS_SAFE uint64_t p2_element_iter_recorded(const ASGST_Iterator *it) { return it->recorded_gen; }
 
 P2_AS_SAFE int p2_element_iter_skip_reused(ASGST_Iterator *it, uint64_t kept, int *from, int *count) {
-  const struct p2_element_record *r = it->rec;
+  struct p2_element_record *r = it->rec;
   if (r == NULL || kept == 0 || r->gen != kept || it->skip_at >= 0 || it->error != 0 || it->cap_scopes ||
       it->cap_next >= it->cap_to)
     return 0;
@@ -186,7 +187,7 @@ P2_AS_SAFE int p2_element_iter_skip_reused(ASGST_Iterator *it, uint64_t kept, in
   if (skipped == 0) return 0;
   *from = (int)r->out[j];
   *count = (int)skipped;
-  it->out[it->cap_next] = it->yielded;
+  r->next_out[it->cap_next] = it->yielded;
   it->skip_at = it->cap_next;
   it->yielded += skipped;
   it->skipped = skipped;
@@ -199,7 +200,7 @@ P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
   it->from_cap = false;
   it->cap_code_name = NULL;
   if (it->error != 0) return it->error;
-  if (!it->cap_scopes && it->cap_next < it->cap_to) it->out[it->cap_next] = it->yielded;
+  if (it->rec != NULL && !it->cap_scopes && it->cap_next < it->cap_to) it->rec->next_out[it->cap_next] = it->yielded;
   int rc = captured_next(it, f);
   if (rc == 1) {
     it->from_cap = true;

@@ -44,6 +44,8 @@ struct p2_element_record {
   /* out[i]: how many frames the element yielded before captured frame i's
    * first; out[n]: all it yielded */
   uint32_t out[P2_RECORD_MAX_FRAMES + 1];
+  /* the same for the element being walked, filled as it yields (element_iter.c) */
+  uint32_t next_out[P2_RECORD_MAX_FRAMES + 1];
 };
 
 /* Is a captured compiled or wrapper frame's code still the nmethod that
