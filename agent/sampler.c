@@ -114,31 +114,19 @@ bool p2_sampler_check_kept(void) { return check_kept; }
 /* The rest of the walk is frames the thread kept: take them in one copy
  * (at most up to max: the walk is then truncated). Context: AS-Safe. */
 static void take_kept(ASGST_Iterator *it, struct walk *w) {
-  int from, skipped;
-  if (!profile2_iterator_skip_reused(it, w->keep->gen, &from, &skipped)) return;
-  /* the kept frames are the recorded walk's by construction; if not, the
-   * skipped frames are gone: an inconsistent walk, not a made-up stack */
-  if (from < 0 || skipped <= 0 || (uint32_t)from + (uint32_t)skipped != w->keep->n) {
+  uint32_t before = w->n;
+  switch (p2_walk_keep_take(it, w->keep, w->frames, &w->n, w->max, &w->truncated)) {
+  case P2_KEEP_NOT_SKIPPING:
+    return;
+  case P2_KEEP_MISMATCH:
     w->error = PROFILE2_INCONSISTENT_VM_DATA;
     return;
+  case P2_KEEP_TAKEN:
+    w->skipped = true;
+    count(&st.kept_walks);
+    atomic_fetch_add_explicit(&st.kept_frames, w->n - before, memory_order_relaxed);
+    return;
   }
-  uint32_t take = (uint32_t)skipped <= w->max - w->n ? (uint32_t)skipped : w->max - w->n;
-  memcpy(&w->frames[w->n], &w->keep->f[from], take * sizeof w->frames[0]);
-  w->n += take;
-  w->truncated = take < (uint32_t)skipped;
-  w->skipped = true;
-  count(&st.kept_walks);
-  atomic_fetch_add_explicit(&st.kept_frames, take, memory_order_relaxed);
-}
-
-/* The walk ended normally: if the cache now records it, keep its frames for
- * the next walk. Context: AS-Safe. */
-static void keep_walk(ASGST_Iterator *it, struct walk *w) {
-  uint64_t gen = profile2_iterator_recorded(it);
-  if (gen == 0 || w->n > w->keep->cap) return;
-  memcpy(w->keep->f, w->frames, w->n * sizeof w->frames[0]);
-  w->keep->n = w->n;
-  w->keep->gen = gen;
 }
 
 bool p2_sampler_walks_again_alike(ASGST_Iterator *it, const struct p2_rframe *frames, uint32_t n, bool on_stack) {
@@ -179,7 +167,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
   } else {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
   }
-  if (w->keep != NULL && w->error == 0 && !w->truncated) keep_walk(it, w);
+  if (w->keep != NULL && w->error == 0 && !w->truncated) p2_walk_keep_store(it, w->keep, w->frames, w->n);
   if (w->skipped && check_kept) check_walk(it, w);
 }
 

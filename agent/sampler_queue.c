@@ -82,37 +82,16 @@ struct queue_ctx {
  * frames, each of a few inlined ones; deeper ones are not kept. */
 #define KEEP_FRAMES 2048
 
-/* The rest of the element is the kept frames: take them (up to cap).
- * false if the library's answer does not fit what was kept. */
-static bool take_kept(ASGST_Iterator *it, struct p2_record *r, size_t cap, const struct p2_walk_keep *k,
-                      bool *skipped) {
-  int from, count;
-  if (!profile2_iterator_skip_reused(it, k->gen, &from, &count)) return true;
-  *skipped = true;
-  if (from < 0 || count <= 0 || (uint32_t)from + (uint32_t)count != k->n) return false;
-  size_t take = (size_t)count <= cap - r->nframes ? (size_t)count : cap - r->nframes;
-  memcpy(&r->frames[r->nframes], &k->f[from], take * sizeof r->frames[0]);
-  r->nframes += (uint32_t)take;
-  if (take < (size_t)count) r->flags |= P2_REC_TRUNCATED;
-  return true;
-}
-
 /* The element ended normally: if the library recorded it, keep its frames. */
 static void keep_element(ASGST_Iterator *it, struct queue_ctx *qc, const struct p2_record *r) {
-  uint64_t gen = profile2_iterator_recorded(it);
-  if (gen == 0) return;
+  if (profile2_iterator_recorded(it) == 0) return;
   if (qc->keep == NULL) {
     qc->keep = malloc(sizeof *qc->keep + KEEP_FRAMES * sizeof qc->keep->f[0]);
     if (qc->keep == NULL) return;
     qc->keep->cap = KEEP_FRAMES;
-  }
-  if (r->nframes > qc->keep->cap) {
     qc->keep->gen = 0;
-    return;
   }
-  memcpy(qc->keep->f, r->frames, r->nframes * sizeof r->frames[0]);
-  qc->keep->n = r->nframes;
-  qc->keep->gen = gen;
+  p2_walk_keep_store(it, qc->keep, r->frames, r->nframes);
 }
 
 /* PROFILE2_TEST_CHECK_KEPT: the element again, in full, compared. */
@@ -180,9 +159,15 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   ASGST_Frame f;
   int rc = 0;
   for (;;) {
-    if (k != NULL && !skipped && !take_kept(it, r, cap, k, &skipped)) {
-      r->error = PROFILE2_INCONSISTENT_VM_DATA;
-      break;
+    if (k != NULL && !skipped) {
+      bool cut = false;
+      enum p2_keep_take took = p2_walk_keep_take(it, k, r->frames, &r->nframes, (uint32_t)cap, &cut);
+      if (took == P2_KEEP_MISMATCH) {
+        r->error = PROFILE2_INCONSISTENT_VM_DATA;
+        break;
+      }
+      skipped = took == P2_KEEP_TAKEN;
+      if (cut) r->flags |= P2_REC_TRUNCATED;
     }
     if (r->nframes >= cap || (rc = ASGST_NextFrame(it, &f)) != 1) break;
     /* Not on a stopped stack: its frames may have returned since the
