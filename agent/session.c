@@ -21,6 +21,7 @@
 #include "agent/log.h"
 #include "agent/lost.h"
 #include "agent/methods.h"
+#include "agent/nap.h"
 #include "agent/output.h"
 #include "agent/own_time.h"
 #include "agent/records.h"
@@ -88,9 +89,23 @@ static bool owned(void) { return atomic_load(&owner_pid) == (int)getpid(); }
 
 static void stop_locked(void);
 
+/* The aggregator's pause between passes, which stopping cuts short (nap.h). */
+static struct p2_nap agg_nap;
+static pthread_once_t agg_nap_once = PTHREAD_ONCE_INIT;
+
+static void agg_nap_init(void) { p2_nap_init(&agg_nap); }
+
+/* Before an aggregator thread is created. */
+static void arm_aggregator(void) {
+  pthread_once(&agg_nap_once, agg_nap_init);
+  p2_nap_arm(&agg_nap);
+  atomic_store(&s.aggregator_run, true);
+}
+
 /* Stop the aggregator thread and wait for it. Caller holds session_lock. */
 static void join_aggregator(void) {
   atomic_store(&s.aggregator_run, false);
+  if (s.aggregator_alive) p2_nap_wake(&agg_nap);
   if (s.aggregator_alive && !pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
   s.aggregator_alive = false;
 }
@@ -274,8 +289,7 @@ static void *aggregator_main(void *arg) {
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
   while (atomic_load(&s.aggregator_run)) {
-    struct timespec pause = {0, AGGREGATE_MS * 1000000L};
-    nanosleep(&pause, NULL);
+    p2_nap_wait(&agg_nap, AGGREGATE_MS * 1000000ull); /* then one last pass when stopped */
     uint64_t t0 = p2_monotonic_ns();
     p2_lost_take(&lost);
     p2_walk_caches_grant(s.opt.depth);
@@ -822,7 +836,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   atomic_store(&owner_pid, (int)getpid());
   if (s.engine->thread_start != NULL || !java) rescan();
   p2_threads_each_locked(start_engine_on_thread, NULL);
-  atomic_store(&s.aggregator_run, true);
+  arm_aggregator();
   if (pthread_create(&s.aggregator, NULL, aggregator_main, NULL) != 0) {
     snprintf(err, errlen, "cannot start the aggregator thread");
     atomic_store(&s.aggregator_run, false);
@@ -993,6 +1007,7 @@ void p2_session_fork_child(void) {
   s.have_profile = false;
   s.aggregator_alive = false;
   atomic_store(&s.aggregator_run, false);
+  p2_nap_fork_child(&agg_nap);
   atomic_store(&owner_pid, 0);
   p2_log_fork_unlock();
   pthread_mutex_unlock(&profile_lock);
@@ -1030,7 +1045,7 @@ void p2_session_exec_failed(void) {
   p2_threads_unlock();
   p2_threads_each_locked(start_engine_on_thread, NULL);
   if (!s.paused) p2_sampler_start();
-  atomic_store(&s.aggregator_run, true);
+  arm_aggregator();
   s.aggregator_alive = pthread_create(&s.aggregator, NULL, aggregator_main, NULL) == 0;
   if (!s.aggregator_alive) {
     /* The files are still written at exit; only the periodic collection
