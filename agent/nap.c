@@ -20,18 +20,20 @@ void p2_nap_arm(struct p2_nap *n) {
   pthread_mutex_unlock(&n->lock);
 }
 
-bool p2_nap_wait(struct p2_nap *n, uint64_t ns) {
-  struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  uint64_t nsec = (uint64_t)until.tv_nsec + ns;
-  until.tv_sec += (time_t)(nsec / 1000000000u);
-  until.tv_nsec = (long)(nsec % 1000000000u);
+bool p2_nap_wait_until(struct p2_nap *n, uint64_t deadline_ns) {
+  struct timespec until = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
   pthread_mutex_lock(&n->lock);
   while (!n->woken && pthread_cond_timedwait(&n->cond, &n->lock, &until) != ETIMEDOUT) {
   }
   bool woken = n->woken;
   pthread_mutex_unlock(&n->lock);
   return !woken;
+}
+
+bool p2_nap_wait(struct p2_nap *n, uint64_t ns) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return p2_nap_wait_until(n, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + ns);
 }
 
 void p2_nap_wake(struct p2_nap *n) {

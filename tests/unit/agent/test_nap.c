@@ -59,3 +59,12 @@ Test(nap, woken_stays_woken_until_armed) {
   p2_nap_arm(&n);
   cr_assert(p2_nap_wait(&n, 1000000u));
 }
+
+Test(nap, until_an_absolute_time) {
+  struct p2_nap n;
+  p2_nap_init(&n);
+  uint64_t t0 = now_ns();
+  cr_assert(p2_nap_wait_until(&n, t0 + 15000000u));
+  cr_assert_geq(now_ns(), t0 + 15000000u);
+  cr_assert(p2_nap_wait_until(&n, t0)); /* already past: returns at once */
+}
