@@ -19,6 +19,7 @@
 
 #include "agent/engine.h"
 #include "agent/lost.h"
+#include "agent/nap.h"
 #include "agent/own_time.h"
 
 /* Signals per tick: bounds the sampler's cost and the burst of handlers
@@ -30,6 +31,11 @@ static struct p2_engine_config cfg;
 static pthread_t sampler;
 static atomic_bool running;
 static bool started;
+/* The sampler's wait for its next tick, which stop cuts short (nap.h). */
+static struct p2_nap nap;
+static pthread_once_t nap_once = PTHREAD_ONCE_INIT;
+
+static void nap_init(void) { p2_nap_init(&nap); }
 static uint64_t t0;      /* CLOCK_MONOTONIC at start: tick 0 */
 static uint64_t stop_ns; /* ... and at stop: the last pass counts up to it, not to when it runs */
 
@@ -84,9 +90,7 @@ static void *run(void *arg) {
   for (bool last = false; !last;) {
     /* Absolute deadlines: a slow tick does not shift the ones after it. */
     uint64_t deadline = t0 + (tick + 1) * cfg.interval;
-    struct timespec next = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
-    }
+    p2_nap_wait_until(&nap, deadline);
     /* After the stop, one last pass signals every thread with the
      * intervals since its previous signal: without it the time between a
      * thread's last signal and the stop was not in the profile, up to
@@ -148,6 +152,8 @@ static int start(const struct p2_engine_config *c, char *err, size_t errlen) {
   left.weight = 0;
   left.threads = 0;
   atomic_store(&running, true);
+  pthread_once(&nap_once, nap_init);
+  p2_nap_arm(&nap);
   int rc = pthread_create(&sampler, NULL, run, NULL);
   if (rc != 0) {
     snprintf(err, errlen, "event=wall: cannot start the sampler thread: %s", strerror(rc));
@@ -183,6 +189,7 @@ static void stop(void) {
   if (!started) return;
   stop_ns = mono_ns(); /* published by the store below (seq_cst), read after the sampler's load */
   atomic_store(&running, false);
+  p2_nap_wake(&nap);
   pthread_join(sampler, NULL);
   started = false;
   /* A signalled thread takes its weight when its handler runs, that is
@@ -218,6 +225,7 @@ static void describe(char *buf, size_t len) {
 static void fork_child(void) {
   atomic_store(&running, false);
   started = false;
+  p2_nap_fork_child(&nap);
 }
 
 const struct p2_engine p2_engine_wall = {"wall", start, stop, NULL, NULL, NULL, describe, fork_child};

@@ -167,19 +167,12 @@ static writer_fn writer_for(enum p2_output_format format) {
  * file renamed over another before it commits the rename; elsewhere PATH
  * may then name a short or empty file. A profile is not worth a stalled JVM
  * to guard against a crash of the whole machine. */
-int p2_output_write(const struct p2_cct *t, const struct p2_output_meta *meta, enum p2_output_format format,
-                    const char *path, char *err, size_t errlen) {
-  if (!path || !*path) return fail(err, errlen, "output file: empty path");
-  writer_fn writer = writer_for(format);
-  if (!writer)
-    return fail(err, errlen, "%s: unknown output format (use .collapsed, .folded, .html, .pb.gz or .txt)",
-                path);
-
-  /* rename() would replace a symlink rather than follow it, so this is not
-   * about where the bytes land: someone who planted a link in a shared
-   * directory, or a user who named a link, gets a clear refusal instead of
-   * a silently replaced link. The same for devices and FIFOs, which a
-   * rename would remove. */
+/* rename() would replace a symlink rather than follow it, so this is not
+ * about where the bytes land: someone who planted a link in a shared
+ * directory, or a user who named a link, gets a clear refusal instead of a
+ * silently replaced link. The same for devices and FIFOs, which a rename
+ * would remove. */
+static int check_target(const char *path, char *err, size_t errlen) {
   struct stat st;
   if (lstat(path, &st) == 0) {
     if (S_ISLNK(st.st_mode)) return fail(err, errlen, "%s: is a symbolic link, refusing to replace it", path);
@@ -189,6 +182,38 @@ int p2_output_write(const struct p2_cct *t, const struct p2_output_meta *meta, e
   } else if (errno != ENOENT) {
     return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
   }
+  return 0;
+}
+
+int p2_output_check_path(const char *path, char *err, size_t errlen) {
+  if (!path || !*path) return fail(err, errlen, "output file: empty path");
+  if (check_target(path, err, errlen) != 0) return -1;
+  /* The file is written next to itself (a temporary name, then a rename):
+   * its directory must exist and take new files. */
+  const char *slash = strrchr(path, '/');
+  char *dir = slash == NULL ? strdup(".") : slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+  if (dir == NULL) return fail(err, errlen, "cannot write %s: %s", path, strerror(ENOMEM));
+  struct stat st;
+  int rc = 0;
+  if (stat(dir, &st) != 0)
+    rc = fail(err, errlen, "cannot write %s: directory %s: %s", path, dir, strerror(errno));
+  else if (!S_ISDIR(st.st_mode))
+    rc = fail(err, errlen, "cannot write %s: %s is not a directory", path, dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    rc = fail(err, errlen, "cannot write %s: directory %s: %s", path, dir, strerror(errno));
+  free(dir);
+  return rc;
+}
+
+int p2_output_write(const struct p2_cct *t, const struct p2_output_meta *meta, enum p2_output_format format,
+                    const char *path, char *err, size_t errlen) {
+  if (!path || !*path) return fail(err, errlen, "output file: empty path");
+  writer_fn writer = writer_for(format);
+  if (!writer)
+    return fail(err, errlen, "%s: unknown output format (use .collapsed, .folded, .html, .pb.gz or .txt)",
+                path);
+
+  if (check_target(path, err, errlen) != 0) return -1;
 
   size_t tmplen = strlen(path) + 32;
   char *tmp = malloc(tmplen);

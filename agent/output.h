@@ -81,6 +81,13 @@ struct p2_output_meta {
  * exists but is not a regular file (a symbolic link, a directory, a device
  * or FIFO that the rename would remove). The file is created 0644 (less the
  * umask); an existing file's mode is not kept. Context: Anywhere. */
+/* Whether path could be written when the session ends, checked when it
+ * starts: not a link, directory or special file, and in an existing
+ * directory that takes new files. 0, or -1 with err set. A profile that
+ * runs for an hour should not learn at its end that its directory is
+ * missing. Context: Anywhere (not in a signal handler). */
+int p2_output_check_path(const char *path, char *err, size_t errlen);
+
 int p2_output_write(const struct p2_cct *t, const struct p2_output_meta *meta, enum p2_output_format format,
                     const char *path, char *err, size_t errlen);
 

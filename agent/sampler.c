@@ -109,50 +109,44 @@ void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_
  * thread's kept ones is walked again in full and compared (kept_differ). */
 static bool check_kept;
 
+bool p2_sampler_check_kept(void) { return check_kept; }
+
 /* The rest of the walk is frames the thread kept: take them in one copy
  * (at most up to max: the walk is then truncated). Context: AS-Safe. */
 static void take_kept(ASGST_Iterator *it, struct walk *w) {
-  int from, skipped;
-  if (!profile2_iterator_skip_reused(it, w->keep->gen, &from, &skipped)) return;
-  /* the kept frames are the recorded walk's by construction; if not, the
-   * skipped frames are gone: an inconsistent walk, not a made-up stack */
-  if (from < 0 || skipped <= 0 || (uint32_t)from + (uint32_t)skipped != w->keep->n) {
+  uint32_t before = w->n;
+  switch (p2_walk_keep_take(it, w->keep, w->frames, &w->n, w->max, &w->truncated)) {
+  case P2_KEEP_NOT_SKIPPING:
+    return;
+  case P2_KEEP_MISMATCH:
     w->error = PROFILE2_INCONSISTENT_VM_DATA;
     return;
+  case P2_KEEP_TAKEN:
+    w->skipped = true;
+    count(&st.kept_walks);
+    atomic_fetch_add_explicit(&st.kept_frames, w->n - before, memory_order_relaxed);
+    return;
   }
-  uint32_t take = (uint32_t)skipped <= w->max - w->n ? (uint32_t)skipped : w->max - w->n;
-  memcpy(&w->frames[w->n], &w->keep->f[from], take * sizeof w->frames[0]);
-  w->n += take;
-  w->truncated = take < (uint32_t)skipped;
-  w->skipped = true;
-  count(&st.kept_walks);
-  atomic_fetch_add_explicit(&st.kept_frames, take, memory_order_relaxed);
 }
 
-/* The walk ended normally: if the cache now records it, keep its frames for
- * the next walk. Context: AS-Safe. */
-static void keep_walk(ASGST_Iterator *it, struct walk *w) {
-  uint64_t gen = profile2_iterator_recorded(it);
-  if (gen == 0 || w->n > w->keep->cap) return;
-  memcpy(w->keep->f, w->frames, w->n * sizeof w->frames[0]);
-  w->keep->n = w->n;
-  w->keep->gen = gen;
-}
-
-/* PROFILE2_TEST_CHECK_KEPT: the same walk again, in full, frame by frame.
- * Context: AS-Safe. */
-static void check_walk(ASGST_Iterator *it, const struct walk *w) {
+bool p2_sampler_walks_again_alike(ASGST_Iterator *it, const struct p2_rframe *frames, uint32_t n, bool on_stack) {
   ASGST_RewindIterator(it);
   ASGST_Frame f;
   struct p2_rframe r;
   uint32_t i = 0;
   bool same = true;
-  for (; i < w->n && ASGST_NextFrame(it, &f) == 1; i++) {
-    p2_sampler_fill_frame(&r, it, &f, true);
-    same = same && memcmp(&r, &w->frames[i], sizeof r) == 0;
+  for (; i < n && ASGST_NextFrame(it, &f) == 1; i++) {
+    p2_sampler_fill_frame(&r, it, &f, on_stack);
+    same = same && memcmp(&r, &frames[i], sizeof r) == 0;
   }
+  return same && i == n;
+}
+
+/* PROFILE2_TEST_CHECK_KEPT: the same walk again, in full, frame by frame.
+ * Context: AS-Safe. */
+static void check_walk(ASGST_Iterator *it, const struct walk *w) {
   count(&st.kept_checked);
-  if (!same || i != w->n) count(&st.kept_differ);
+  if (!p2_sampler_walks_again_alike(it, w->frames, w->n, true)) count(&st.kept_differ);
 }
 
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
@@ -173,7 +167,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
   } else {
     w->error = p2_sampler_complete_end(rc) ? 0 : rc;
   }
-  if (w->keep != NULL && w->error == 0 && !w->truncated) keep_walk(it, w);
+  if (w->keep != NULL && w->error == 0 && !w->truncated) p2_walk_keep_store(it, w->keep, w->frames, w->n);
   if (w->skipped && check_kept) check_walk(it, w);
 }
 

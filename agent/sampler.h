@@ -129,6 +129,16 @@ void p2_sampler_lose(enum p2_lost_reason r, int tid, uint64_t weight);
  * profile has its counter. Context: AS-Safe. */
 void p2_sampler_count_walk(int error, bool truncated);
 
+/* PROFILE2_TEST_CHECK_KEPT=1 (tests): whether walks that took frames
+ * from kept ones are walked again in full and compared.
+ * Context: AS-Safe. */
+bool p2_sampler_check_kept(void);
+
+/* For that check: rewind it and walk it again in full; whether it gives
+ * exactly frames[0..n) (filled as p2_sampler_fill_frame does, with
+ * on_stack). Context: AS-Safe. */
+bool p2_sampler_walks_again_alike(ASGST_Iterator *it, const struct p2_rframe *frames, uint32_t n, bool on_stack);
+
 /* Walk error codes that mean "a complete stack" (a virtual thread's
  * continuation boundary). Context: AS-Safe. */
 bool p2_sampler_complete_end(int code);

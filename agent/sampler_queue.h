@@ -48,6 +48,11 @@ void p2_sampler_queue_thread_end(struct p2_thread *t);
 void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsigned long *code_gone,
                             unsigned long *errors);
 
+/* PROFILE2_TEST_CHECK_KEPT: elements that took frames from the thread's
+ * previous whole element, walked again in full, and those that differed.
+ * Context: Anywhere. */
+void p2_sampler_queue_checks(unsigned long *checked, unsigned long *differed);
+
 /* How long after its signal each element drained since start reached its
  * handler: median, 99th percentile (each to 12.5 %, agent/latency.h), the
  * longest, and how many. Context: Anywhere. */

@@ -21,6 +21,7 @@
 #include "agent/log.h"
 #include "agent/lost.h"
 #include "agent/methods.h"
+#include "agent/nap.h"
 #include "agent/output.h"
 #include "agent/own_time.h"
 #include "agent/records.h"
@@ -88,9 +89,23 @@ static bool owned(void) { return atomic_load(&owner_pid) == (int)getpid(); }
 
 static void stop_locked(void);
 
+/* The aggregator's pause between passes, which stopping cuts short (nap.h). */
+static struct p2_nap agg_nap;
+static pthread_once_t agg_nap_once = PTHREAD_ONCE_INIT;
+
+static void agg_nap_init(void) { p2_nap_init(&agg_nap); }
+
+/* Before an aggregator thread is created. */
+static void arm_aggregator(void) {
+  pthread_once(&agg_nap_once, agg_nap_init);
+  p2_nap_arm(&agg_nap);
+  atomic_store(&s.aggregator_run, true);
+}
+
 /* Stop the aggregator thread and wait for it. Caller holds session_lock. */
 static void join_aggregator(void) {
   atomic_store(&s.aggregator_run, false);
+  if (s.aggregator_alive) p2_nap_wake(&agg_nap);
   if (s.aggregator_alive && !pthread_equal(pthread_self(), s.aggregator)) pthread_join(s.aggregator, NULL);
   s.aggregator_alive = false;
 }
@@ -274,8 +289,7 @@ static void *aggregator_main(void *arg) {
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
   while (atomic_load(&s.aggregator_run)) {
-    struct timespec pause = {0, AGGREGATE_MS * 1000000L};
-    nanosleep(&pause, NULL);
+    p2_nap_wait(&agg_nap, AGGREGATE_MS * 1000000ull); /* then one last pass when stopped */
     uint64_t t0 = p2_monotonic_ns();
     p2_lost_take(&lost);
     p2_walk_caches_grant(s.opt.depth);
@@ -398,6 +412,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.lost_resize, (long long)qc.lost_deregistered, (long long)qc.late_updates,
              (long long)qc.suspend_failures, (long long)qc.full, (long long)qc.other,
              (long long)qc.capture_failed);
+    unsigned long checked, differed;
+    p2_sampler_queue_checks(&checked, &differed);
+    char check[96] = "";
+    if (checked)
+      snprintf(check, sizeof check, " (%lu walked again in full to check: %lu differed)", checked, differed);
     add_stat(st, &n, max, "drains",
              "%lld, each %.0f us on average (suspension and resume when needed, live walk, handlers); element "
              "walks: %lld with the thread's walk cache (64 frames and more below the splice point), %lld of them "
@@ -409,6 +428,11 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
              (long long)qc.cached_walks, (long long)qc.reused_walks, (long long)qc.reused_frames,
              (long long)qc.unfrozen_drains, (long long)qc.unheld_drains, (long long)qc.spliced,
              (long long)qc.complete);
+    if (qc.skipped_elements || checked)
+      add_stat(st, &n, max, "element reuse",
+               "%lld whole elements took their bottom from their thread's previous whole element in one copy: "
+               "%lld frames%s",
+               (long long)qc.skipped_elements, (long long)qc.skipped_frames, check);
   }
   uint64_t tiers_total = 0;
   for (int i = 0; i < P2_TIER_COUNT; i++) tiers_total += s.agg.tier_weight[i];
@@ -713,12 +737,24 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     if (opt.files[0] != NULL) opt.nfiles = 1;
   }
   for (int i = 0; i < opt.nfiles; i++) {
-    char *path = p2_options_expand_path(opt.files[i], (int)getpid(), 0);
+    char *path = p2_options_expand_path(opt.files[i], (int)getpid(), (int64_t)(p2_clock_ns(CLOCK_REALTIME) / 1000000000));
     enum p2_output_format f = path != NULL ? p2_output_format_for_path(path) : P2_OUT_UNKNOWN;
+    char why[384];
+    bool writable = f != P2_OUT_UNKNOWN && p2_output_check_path(path, why, sizeof why) == 0;
+    bool as_given = path != NULL && strcmp(path, opt.files[i]) == 0;
     free(path);
     if (f == P2_OUT_UNKNOWN) {
       snprintf(err, errlen, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
                opt.files[i]);
+      p2_options_free(&opt);
+      goto out;
+    }
+    if (!writable) {
+      /* why names the path; with %p or %t in it, the value too */
+      if (as_given)
+        snprintf(err, errlen, "%s", why);
+      else
+        snprintf(err, errlen, "file=%s: %s", opt.files[i], why);
       p2_options_free(&opt);
       goto out;
     }
@@ -800,7 +836,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   atomic_store(&owner_pid, (int)getpid());
   if (s.engine->thread_start != NULL || !java) rescan();
   p2_threads_each_locked(start_engine_on_thread, NULL);
-  atomic_store(&s.aggregator_run, true);
+  arm_aggregator();
   if (pthread_create(&s.aggregator, NULL, aggregator_main, NULL) != 0) {
     snprintf(err, errlen, "cannot start the aggregator thread");
     atomic_store(&s.aggregator_run, false);
@@ -971,6 +1007,7 @@ void p2_session_fork_child(void) {
   s.have_profile = false;
   s.aggregator_alive = false;
   atomic_store(&s.aggregator_run, false);
+  p2_nap_fork_child(&agg_nap);
   atomic_store(&owner_pid, 0);
   p2_log_fork_unlock();
   pthread_mutex_unlock(&profile_lock);
@@ -1008,7 +1045,7 @@ void p2_session_exec_failed(void) {
   p2_threads_unlock();
   p2_threads_each_locked(start_engine_on_thread, NULL);
   if (!s.paused) p2_sampler_start();
-  atomic_store(&s.aggregator_run, true);
+  arm_aggregator();
   s.aggregator_alive = pthread_create(&s.aggregator, NULL, aggregator_main, NULL) == 0;
   if (!s.aggregator_alive) {
     /* The files are still written at exit; only the periodic collection

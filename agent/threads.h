@@ -52,6 +52,7 @@ struct p2_thread {
   atomic_uint_fast64_t timer_weight;
   /* the safepoint queue of this thread (walk=safepoint), NULL if none */
   _Atomic(ASGST_Queue *) queue;
+  void *_Atomic queue_ctx; /* its handler's argument (sampler_queue.c), set with queue */
   /* wall mode: intervals since this thread's last sample, set by the wall
    * sampler before it signals the thread, taken by the handler */
   atomic_uint_fast64_t pending_weight;

@@ -23,15 +23,7 @@
 
 #include "agent/records.h"
 #include "agent/threads.h"
-
-/* The frames of a thread's last walk that its cache records, under the
- * cache's generation gen (0: none). Written only by the thread's own
- * handler while it owns the cache (a walk that could record). */
-struct p2_walk_keep {
-  uint64_t gen;
-  uint32_t n, cap;
-  struct p2_rframe f[];
-};
+#include "agent/walk_keep.h"
 
 /* Walks of fewer frames gain too little to be worth a cache. */
 #define P2_WALK_CACHE_MIN_FRAMES 64

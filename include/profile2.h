@@ -561,6 +561,10 @@ typedef struct {
   jlong drainer_cpu_ns; /* profile2_queue_get_totals only (0 per queue): CPU time of the library's
                            drainer thread, which runs every queue's drains and handlers, since it
                            started (updated after each pass that drained) */
+  jlong skipped_elements; /* whole elements whose handler skipped their bottom frames: the same as
+                             those of the queue's previous whole element it took to its end
+                             (profile2_iterator_skip_reused) */
+  jlong skipped_frames;   /* the frames so skipped */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters into stats. Pass size = sizeof *stats: these
@@ -876,6 +880,15 @@ PROFILE2_API void profile2_walk_cache_get_stats(const profile2_walk_cache *cache
  * Generations are unique among all the caches of the process: one kept
  * from another cache (a thread's cache replaced by a larger one) never
  * matches.
+ *
+ * Queue elements (ASGST_Handler's iterator) take part the same way, with
+ * the queue in the cache's role: an element whose capture held its whole
+ * stack and whose handler took it to its end becomes the queue's record
+ * (profile2_iterator_recorded gives its generation), and the next such
+ * element of the queue whose bottom frames are the record's (the same
+ * captured frames, each one still decoding as it did: the same nmethod,
+ * the same method identity, no class unloaded since) may skip them. Keep
+ * one set of results per queue. PROFILE2_QueueStats counts the skips.
  * Context: AS-Safe; within the iterator's handler. */
 PROFILE2_API uint64_t profile2_iterator_recorded(ASGST_Iterator *iterator);
 PROFILE2_API int profile2_iterator_skip_reused(ASGST_Iterator *iterator, uint64_t kept, int *from, int *count);

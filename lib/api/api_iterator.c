@@ -72,12 +72,14 @@ P2_EXPORT P2_AS_SAFE void profile2_walk_cache_get_stats(const profile2_walk_cach
 }
 
 P2_EXPORT P2_AS_SAFE uint64_t profile2_iterator_recorded(ASGST_Iterator *it) {
-  if (it == NULL || it->cap != NULL) return 0; /* a queue element's iterator has no cache */
+  if (it == NULL) return 0;
+  if (it->cap != NULL) return p2_element_iter_recorded(it);
   return p2_walker_recorded(&it->w);
 }
 
 P2_EXPORT P2_AS_SAFE int profile2_iterator_skip_reused(ASGST_Iterator *it, uint64_t kept, int *from, int *count) {
-  if (it == NULL || it->cap != NULL || from == NULL || count == NULL) return 0;
+  if (it == NULL || from == NULL || count == NULL) return 0;
+  if (it->cap != NULL) return p2_element_iter_skip_reused(it, kept, from, count);
   return p2_walker_skip_reused(&it->w, kept, from, count);
 }
 
@@ -118,8 +120,10 @@ P2_EXPORT P2_AS_SAFE int ASGST_State(ASGST_Iterator *iterator) {
   /* Decode the next frame on a copy: the answer is exactly what the next
    * ASGST_NextFrame will return. */
   ASGST_Iterator peek = *iterator;
-  /* The copy must not write into the cache the walk records into. */
+  /* The copy must not write into the cache the walk records into, nor
+   * into the queue's element record. */
   if (peek.cap == NULL) p2_walker_detach_cache(&peek.w);
+  else peek.rec = NULL;
   ASGST_Frame f;
   return p2_iterator_next(&peek, &f);
 }

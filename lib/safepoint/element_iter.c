@@ -16,6 +16,13 @@ P2_AS_SAFE void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture
   if (live != NULL) p2_walker_resume_at(&it->w, live, options);
   it->end_state = end_state;
   it->splice_bci = -1;
+  it->reuse_from = -1;
+  it->skip_at = -1;
+}
+
+P2_AS_SAFE void p2_element_iter_offer_record(ASGST_Iterator *it, struct p2_element_record *rec) {
+  /* Only a whole element: every frame it yields comes from its capture. */
+  if (!it->live_after && it->end_state == 0 && it->cap_to == it->cap->nframes && it->cap->end == 0) it->rec = rec;
 }
 
 P2_AS_SAFE void p2_element_iter_set_splice_bci(ASGST_Iterator *it, int32_t bci) {
@@ -29,6 +36,10 @@ P2_AS_SAFE void p2_element_iter_rewind(ASGST_Iterator *it) {
   it->error = 0;
   it->live_yielded = 0;
   it->splice_bci_pending = it->splice_bci >= 0;
+  /* A rewound pass yields every frame; it does not record again (the
+   * handler keeps the first pass's generation). */
+  it->yielded = 0;
+  it->skip_at = -1;
   if (it->live_after) p2_walker_rewind(&it->w);
 }
 
@@ -42,19 +53,6 @@ P2_AS_SAFE static void position(ASGST_Frame *f, const struct p2_cframe *cf) {
   f->pc = (void *)cf->pc;
   f->sp = (void *)cf->sp;
   f->fp = (void *)cf->fp;
-}
-
-/* Is the code a captured compiled frame ran in still the same nmethod? A
- * frame that returned may have had its nmethod freed (made not entrant and
- * flushed, or unloaded with its class) and the memory reused: then its
- * debug information and Method* must not be read. */
-P2_AS_SAFE static int same_code(const struct p2_cframe *cf, struct p2_code_info *ci) {
-  int rc = p2_code_classify(cf->pc, ci);
-  if (rc != 0) return rc;
-  if (ci->blob != cf->code || ci->compile_id != cf->compile_id ||
-      (ci->kind != P2_CODE_NMETHOD && ci->kind != P2_CODE_NATIVE_WRAPPER))
-    return P2_ECODEGONE;
-  return 0;
 }
 
 /* A captured frame's method may belong to a class unloaded since the
@@ -73,13 +71,11 @@ P2_AS_SAFE static int yield_method(const ASGST_Iterator *it, ASGST_Frame *f) {
  * signature, and for an EMCP redefinition the same bytecode) stands for
  * it, or, when there is none (an obsolete version, whose bytecode changed),
  * method is NULL. Never the method that lives at the address now. */
-P2_AS_SAFE static int captured_method(const ASGST_Iterator *it, const struct p2_cframe *cf, ASGST_Frame *f) {
+P2_AS_SAFE static int captured_method(ASGST_Iterator *it, const struct p2_cframe *cf, ASGST_Frame *f) {
   int rc = yield_method(it, f);
-  if (rc != 1 || cf->holder == NULL) return rc;
-  const void *holder, *now;
-  uint16_t idnum;
-  if (p2_method_identity(cf->method, &holder, &idnum) == 0 && holder == cf->holder && idnum == cf->idnum)
-    return 1;
+  if (rc != 1 || cf->holder == NULL || p2_cframe_identity_holds(cf)) return rc;
+  const void *now;
+  it->substituted = true;
   if (p2_method_with_idnum(cf->holder, cf->idnum, &now) == 1 &&
       p2_unload_check_captured(now, it->cap->unload_gen) == 0) {
     f->method = (ASGST_Method)now;
@@ -123,7 +119,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       it->cap_next++;
       return captured_method(it, cf, f);
     case P2_PHYS_NATIVE_WRAPPER:
-      if ((rc = same_code(cf, &ci)) != 0) return rc;
+      if ((rc = p2_cframe_code_same(cf, &ci)) != 0) return rc;
       f->type = ASGST_FRAME_JAVA_NATIVE;
       f->method = (ASGST_Method)cf->method;
       f->comp_level = cf->comp_level;
@@ -131,7 +127,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       it->cap_next++;
       return yield_method(it, f);
     case P2_PHYS_COMPILED:
-      if ((rc = same_code(cf, &ci)) != 0) return rc;
+      if ((rc = p2_cframe_code_same(cf, &ci)) != 0) return rc;
       rc = p2_scopes_find(ci.blob, ci.code_begin, ci.code_end, cf->debug_pc, (enum p2_pc_match)cf->match, &it->scopes);
       if (rc == 1) {
         /* no debug information at this pc: the physical method */
@@ -159,14 +155,56 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
   return 0;
 }
 
+/* The element ended normally: it becomes the queue's record, once, unless a
+ * frame decoded to a stand-in method (the record says what the captured
+ * frames yield). Frames the handler skipped yielded, in the record before,
+ * what they yield now: their positions carry over. */
+P2_AS_SAFE static void record(ASGST_Iterator *it) {
+  struct p2_element_record *r = it->rec;
+  if (r == NULL || it->recorded_gen != 0 || it->substituted) return;
+  int n = it->cap_to;
+  uint32_t *out = r->next_out;
+  out[n] = it->yielded;
+  if (it->skip_at >= 0) {
+    int shift = r->n - n;
+    uint32_t base = r->out[it->skip_at + shift], at = out[it->skip_at];
+    for (int k = it->skip_at + 1; k < n; k++) out[k] = at + (r->out[k + shift] - base);
+  }
+  it->recorded_gen = p2_element_record_store(r, it->cap, out);
+}
+
+P2_AS_SAFE uint64_t p2_element_iter_recorded(const ASGST_Iterator *it) { return it->recorded_gen; }
+
+P2_AS_SAFE int p2_element_iter_skip_reused(ASGST_Iterator *it, uint64_t kept, int *from, int *count) {
+  struct p2_element_record *r = it->rec;
+  if (r == NULL || kept == 0 || r->gen != kept || it->skip_at >= 0 || it->error != 0 || it->cap_scopes ||
+      it->cap_next >= it->cap_to)
+    return 0;
+  if (it->reuse_from < 0) it->reuse_from = (int16_t)p2_element_record_reusable_from(r, it->cap);
+  if (it->cap_next < it->reuse_from) return 0;
+  int j = it->cap_next + (r->n - it->cap_to);
+  uint32_t skipped = r->out[r->n] - r->out[j];
+  if (skipped == 0) return 0;
+  *from = (int)r->out[j];
+  *count = (int)skipped;
+  r->next_out[it->cap_next] = it->yielded;
+  it->skip_at = it->cap_next;
+  it->yielded += skipped;
+  it->skipped = skipped;
+  it->cap_next = it->cap_to;
+  return 1;
+}
+
 P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
   clear(f);
   it->from_cap = false;
   it->cap_code_name = NULL;
   if (it->error != 0) return it->error;
+  if (it->rec != NULL && !it->cap_scopes && it->cap_next < it->cap_to) it->rec->next_out[it->cap_next] = it->yielded;
   int rc = captured_next(it, f);
   if (rc == 1) {
     it->from_cap = true;
+    it->yielded++;
     return 1;
   }
   if (rc < 0) {
@@ -174,7 +212,10 @@ P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
     it->error = rc;
     return rc;
   }
-  if (!it->live_after) return it->end_state;
+  if (!it->live_after) {
+    if (it->end_state == 0) record(it);
+    return it->end_state;
+  }
   rc = p2_walker_next(&it->w, f);
   if (rc == 1) it->live_yielded++;
   if (rc == 1 && it->splice_bci_pending) {

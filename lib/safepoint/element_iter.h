@@ -18,6 +18,17 @@ void p2_element_iter_init(ASGST_Iterator *it, const struct p2_capture *c, int up
  * element was spliced at; iterator.h, splice_bci). Context: AS-Safe. */
 void p2_element_iter_set_splice_bci(ASGST_Iterator *it, int32_t bci);
 
+/* Offer the queue's record (element_record.h) to a whole element's
+ * iterator: the element may skip its bottom when it is the record's, and
+ * becomes the record when its handler takes it to its end. Nothing for an
+ * element that is not whole. Context: AS-Safe; the caller owns rec. */
+void p2_element_iter_offer_record(ASGST_Iterator *it, struct p2_element_record *rec);
+
+/* profile2_iterator_recorded and profile2_iterator_skip_reused for such an
+ * iterator. Context: AS-Safe. */
+uint64_t p2_element_iter_recorded(const ASGST_Iterator *it);
+int p2_element_iter_skip_reused(ASGST_Iterator *it, uint64_t kept, int *from, int *count);
+
 /* ASGST_NextFrame / ASGST_RewindIterator for such an iterator.
  * Context: AS-Safe. */
 int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *frame);

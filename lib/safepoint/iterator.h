@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "profile2.h"
+#include "safepoint/element_record.h"
 #include "walk/nmethod_scopes.h"
 #include "walk/walker.h"
 
@@ -41,6 +42,18 @@ struct _ASGST_Iterator {
   bool from_cap;
   const char *cap_code_name; /* a captured native frame's p2_walker_code_name */
   int32_t live_yielded;      /* frames w yielded after the captured ones */
+  /* Reuse across the queue's elements (element_record.h): the queue's
+   * record, or NULL when none is offered (an element that is not whole).
+   * Where this element's frames start among those it yields goes into the
+   * record's next_out, not here: a plain walk's iterator (on a signal
+   * handler's stack) would carry the array for nothing. */
+  struct p2_element_record *rec;
+  int16_t reuse_from;      /* p2_element_record_reusable_from, -1 until asked */
+  int16_t skip_at;         /* the captured index the handler skipped from, -1: none */
+  bool substituted;        /* a frame decoded to another method than captured: not recorded */
+  uint64_t recorded_gen;   /* the record's generation once this element became it */
+  uint32_t yielded;        /* frames yielded from the capture */
+  uint32_t skipped;        /* frames the handler skipped (kept across a rewind) */
 };
 
 #endif

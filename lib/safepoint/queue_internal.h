@@ -18,6 +18,7 @@
 #include "queue/queue.h"
 
 struct p2_walk_cache;
+struct p2_element_record;
 
 /* K when the options do not say (PROFILE2_QUEUE_CAPTURE). Measured in
  * bench/RESULTS.md ("Safepoint queues"): on the queue test's recursive
@@ -62,9 +63,15 @@ struct _ASGST_Queue {
    * capacity walk_cache_frames. Under lock. */
   struct p2_walk_cache *walk_cache;
   int walk_cache_frames;
+  /* The last whole element the handler took to its end, for the next
+   * one's reuse (element_record.h); allocated at the first drain with a
+   * whole element, NULL if that failed. Under lock. */
+  struct p2_element_record *record;
+  bool record_failed;
   /* counters (PROFILE2_QueueStats) */
   atomic_llong enqueued, compressed, drains, spliced, complete, stale, code_gone, late_updates, suspend_failures, drain_ns;
   atomic_llong cached_walks, reused_walks, reused_frames, unfrozen_drains, unheld_drains;
+  atomic_llong skipped_elements, skipped_frames;
   /* retirement: freed a while after deregistration */
   uint64_t retired_ns;
   struct _ASGST_Queue *next_retired;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/p2_error.h"
+#include "safepoint/element_record.h"
 #include "safepoint/queue_internal.h"
 #include "walk/walk_cache.h"
 #include "common/clock.h"
@@ -137,6 +138,7 @@ void p2_registry_put(ASGST_Queue *q) { atomic_fetch_sub(&q->refs, 1); }
 static void free_queue(ASGST_Queue *q) {
   p2_queue_destroy(q->ring);
   p2_walk_cache_destroy(q->walk_cache);
+  p2_element_record_destroy(q->record);
   pthread_mutex_destroy(&q->lock);
   free(q);
 }

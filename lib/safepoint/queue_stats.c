@@ -26,4 +26,6 @@ P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   s->reused_frames += atomic_load(&q->reused_frames);
   s->unfrozen_drains += atomic_load(&q->unfrozen_drains);
   s->unheld_drains += atomic_load(&q->unheld_drains);
+  s->skipped_elements += atomic_load(&q->skipped_elements);
+  s->skipped_frames += atomic_load(&q->skipped_frames);
 }

@@ -28,7 +28,8 @@ Every scenario profiles a program whose profile is known by construction
                    recorded ("buffer full"); their weight is in the profile
                    under [thread]; [lost], as much as the summary says, and
                    the profile weighs every signal's weight.
-  bad-options      an unknown option, a bad value and a bad interval: the JVM
+  bad-options      an unknown option, a bad value, a bad interval and a file in
+                   a directory that does not exist: the JVM
                    runs to the end (exit 0), the agent prints one line naming
                    the bad item, and writes no file.
   jcmd             attach into a running JVM with jcmd JVMTI.agent_load:
@@ -266,7 +267,11 @@ def throttled(summary):
 def scenario_safepoint(a):
     out = os.path.join(a.workdir, "p.collapsed")
     txt = os.path.join(a.workdir, "p.txt")
-    rc, so, se = run(java_cmd(a, "walk=safepoint,interval=1ms,file=%s,file=%s,quiet" % (out, txt)))
+    # Every element that takes its bottom from its thread's previous whole
+    # element (profile2_iterator_skip_reused) is walked again in full and
+    # compared (the summary's `element reuse` line).
+    env = dict(os.environ, PROFILE2_TEST_CHECK_KEPT="1")
+    rc, so, se = run(java_cmd(a, "walk=safepoint,interval=1ms,file=%s,file=%s,quiet" % (out, txt)), env=env)
     check(rc == 0 and "fixture done" in so, "safepoint: the JVM ran to the end (exit %d)" % rc)
     if not check(os.path.exists(out) and os.path.exists(txt), "safepoint: wrote the files"):
         print(se)
@@ -287,6 +292,18 @@ def scenario_safepoint(a):
         check(in_profile <= stale + folded, "safepoint: [stale] samples (weight %d) do not exceed the stale count "
               "(%d) plus the %d samples folded into queued elements" % (in_profile, stale, folded))
         check(stale <= 0.2 * drained, "safepoint: stale elements stay a minority (%d of %d)" % (stale, drained))
+    er = summary_value(t, "element reuse")
+    print("      summary: element reuse: " + er)
+    m = re.match(r"(\d+) whole elements took .*?: (\d+) frames \((\d+) walked again in full to check: (\d+) differed\)",
+                 er)
+    if check(m is not None, "safepoint: the summary counts the elements that took their bottom from the previous one"):
+        skipped, frames, checked, differed = (int(x) for x in m.groups())
+        # The fixture's worker loops in a few methods under a fixed bottom:
+        # nearly every element after the first of a thread takes it.
+        check(skipped > 0 and frames >= skipped, "safepoint: %d elements took %d frames from the previous one"
+              % (skipped, frames))
+        check(checked == skipped and differed == 0, "safepoint: %d of %d such elements checked, %d differed"
+              % (checked, skipped, differed))
 
 
 QUEUE_COUNTERS = ("lost_resize", "lost_deregistered", "late_updates", "suspend_failures", "full", "other",
@@ -493,7 +510,9 @@ def scenario_lost(a):
 
 def scenario_bad_options(a):
     for opts, bad in (("event=bogus", "bogus"), ("interval=5xs", "5xs"), ("nosuchoption", "nosuchoption"),
-                      ("interval=1us", "1us"), ("depth=-3", "-3")):
+                      ("interval=1us", "1us"), ("depth=-3", "-3"),
+                      # a file the session could not write at its end: refused at the start
+                      ("file=" + os.path.join(a.workdir, "no-such-dir", "p.html"), "no-such-dir")):
         out = os.path.join(a.workdir, "bad.collapsed")
         rc, so, se = run(java_cmd(a, opts + ",file=" + out))
         mine = [l for l in se.splitlines() if l.startswith("profile2")]
