@@ -21,6 +21,11 @@
  *        used that much CPU time instead (however loaded the machine), and
  *        the worker's CPU time is printed at the end ("worker cpu ns N"):
  *        the timer-fallback test compares its samples' weight with it.
+ *        Always printed at the end: "lifetimes ns: worker N sleeper M", the
+ *        wall time each thread ran its loop (the wall-clock test compares
+ *        each thread's weight with it: on a machine loaded far past its
+ *        CPUs the worker's last slice alone took seconds after the sleeper
+ *        had stopped).
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -58,8 +63,10 @@ public class AgentFixture {
 
     static volatile long workerCpuLimit = Long.MAX_VALUE;
     static volatile long workerCpu;
+    static volatile long workerLived, sleeperLived;
 
     static void worker() {
+        long born = System.nanoTime();
         long x = 1;
         /* A fixed seed: every run draws the same slices. */
         java.util.SplittableRandom slices = new java.util.SplittableRandom(20_400L);
@@ -71,16 +78,19 @@ public class AgentFixture {
         }
         sink = x;
         workerCpu = cpuNanos();
+        workerLived = System.nanoTime() - born;
     }
 
     static void sleeper() {
+        long born = System.nanoTime();
         while (!stop) {
             try {
                 Thread.sleep(5);
             } catch (InterruptedException e) {
-                return;
+                break;
             }
         }
+        sleeperLived = System.nanoTime() - born;
     }
 
     public static void main(String[] args) throws Exception {
@@ -110,6 +120,7 @@ public class AgentFixture {
         if (byCpu) {
             System.out.println("worker cpu ns " + workerCpu);
         }
+        System.out.println("lifetimes ns: worker " + workerLived + " sleeper " + sleeperLived);
         System.out.println("fixture done");
     }
 }

@@ -342,8 +342,18 @@ def scenario_wall(a):
     stacks = read_collapsed(out)
     sleeper = weight(stacks, has("AgentFixture.sleeper"))
     worker = weight(stacks, has("AgentFixture.worker"))
-    check(worker > 100 and sleeper > 0 and 0.5 <= sleeper / worker <= 2.0,
-          "wall: sleeper and worker sampled alike (%d vs %d samples)" % (sleeper, worker))
+    # Alike per second of each thread's life: the two usually live as long,
+    # but on a machine loaded far past its CPUs the worker finished its last
+    # CPU-time slice seconds after the sleeper had stopped (838 vs 2,801
+    # samples, both right for their lifetimes).
+    m = re.search(r"^lifetimes ns: worker (\d+) sleeper (\d+)$", so, re.M)
+    if check(m is not None, "wall: the fixture printed its threads' lifetimes"):
+        w_life, s_life = int(m.group(1)) / 1e9, int(m.group(2)) / 1e9
+        rate_w = worker / w_life if w_life > 0 else 0
+        rate_s = sleeper / s_life if s_life > 0 else 0
+        check(worker > 100 and sleeper > 0 and rate_w > 0 and 0.5 <= rate_s / rate_w <= 2.0,
+              "wall: sleeper and worker sampled alike per second of their lives (%d samples in %.2f s vs %d in %.2f s)"
+              % (sleeper, s_life, worker, w_life))
     sleeping = weight(stacks, lambda f: has("AgentFixture.sleeper")(f) and f[-1] == "[sleeping]")
     check(sleeping >= 0.9 * sleeper, "wall: %d of %d sleeper samples are [sleeping]" % (sleeping, sleeper))
     running = weight(stacks, lambda f: has("AgentFixture.worker")(f) and f[-1] in ("[running]", "[runnable]"))
@@ -355,7 +365,19 @@ def scenario_wall(a):
           % (main, worker))
     named = weight(stacks, lambda f: f[0].startswith("[sleeper tid=") and has("AgentFixture.sleeper")(f))
     check(named == sleeper, "wall: the sleeper's samples are under its thread frame (%d of %d)" % (named, sleeper))
-    check_hot_share([(f, n) for f, n in stacks if f[0].startswith("[worker tid=")], "wall (worker)")
+    # The shares are by construction in CPU time; wall time tracks it while
+    # the worker runs. [runnable] samples (a thread that got less than half
+    # the CPU since its previous sample) fall where it waited for a CPU: on a
+    # machine loaded far past its CPUs, 2,252 of 2,451 in coldB, while its
+    # 350 [running] ones had hotA at 76 %. The check takes the [running]
+    # ones, when there are enough.
+    on_cpu = [(f, n) for f, n in stacks if f[0].startswith("[worker tid=") and f[-1] == "[running]"]
+    n_on_cpu = weight(on_cpu, has("AgentFixture.worker"))
+    if n_on_cpu >= 100 or n_on_cpu >= 0.5 * worker:
+        check_hot_share(on_cpu, "wall (worker, [running])")
+    else:
+        print("note  wall (worker): the hotA share is not checked: %d of the worker's %d samples were [running] "
+              "(the machine kept it off the CPUs)" % (n_on_cpu, worker))
 
 
 def scenario_formats(a):
