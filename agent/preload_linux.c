@@ -26,6 +26,7 @@
 #include <jni.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
+#include "common/env.h"
 #include "agent/options.h"
 #include "agent/session.h"
 #include "agent/tree_linux.h"
@@ -62,7 +64,7 @@ static char *self_path(void) {
 /* Whether LD_PRELOAD names this library (then we were preloaded, not
  * dlopen'ed by a JVM for -agentpath or an attach). */
 static bool named_in_ld_preload(const char *self) {
-  const char *env = getenv("LD_PRELOAD");
+  const char *env = p2_env_get("LD_PRELOAD");
   if (env == NULL || self == NULL) return false;
   const char *base = strrchr(self, '/');
   base = base != NULL ? base + 1 : self;
@@ -93,7 +95,7 @@ __attribute__((constructor)) static void preload_init(void) {
   /* Descendants say nothing unless they start a JVM: their stderr is the
    * program's (a launcher's $(...) may capture it). */
   bool root = p2_tree_is_root();
-  const char *opts = getenv("PROFILE2_OPTS");
+  const char *opts = p2_env_get("PROFILE2_OPTS");
   if (opts == NULL) opts = "";
   if (asprintf(&agent_option, "-agentpath:%s=%s", self, opts) < 0) agent_option = NULL;
   free(self);
@@ -128,10 +130,12 @@ __attribute__((constructor)) static void preload_init(void) {
   p2_options_free(&o);
 }
 
-__attribute__((destructor)) static void preload_fini(void) {
-  /* Descendants and forked children of the root write nothing (a forked
-   * child's copy of the session was forgotten at the fork). */
-  if (!preloaded || !p2_tree_is_root()) return;
+/* The root's exit, once: write its native profile (unless a JVM below it
+ * writes its own) and remove the claim file. */
+static atomic_bool root_exited;
+
+static void root_exit(void) {
+  if (atomic_exchange(&root_exited, true)) return;
   if (!atomic_load(&jvm_started)) {
     int jvm = p2_tree_jvm_below();
     if (jvm > 0) {
@@ -148,12 +152,36 @@ __attribute__((destructor)) static void preload_fini(void) {
   p2_tree_exit();
 }
 
-/* A root that ends with _exit (dash does, and every program's child after
- * a failed exec) runs no destructor: without these its claim file would
- * stay in the temporary directory. Nothing is written here, as documented
- * (docs/agent.md). The exit itself is the system call glibc makes. */
+__attribute__((destructor)) static void preload_fini(void) {
+  /* Descendants and forked children of the root write nothing (a forked
+   * child's copy of the session was forgotten at the fork). */
+  if (!preloaded || !p2_tree_is_root()) return;
+  root_exit();
+}
+
+/* Whether the calling thread blocks any signal. A signal handler runs with
+ * its own signal blocked (and its sa_mask), unless installed SA_NODEFER. */
+static bool blocks_signals(void) {
+  sigset_t now;
+  if (pthread_sigmask(SIG_SETMASK, NULL, &now) != 0) return true;
+  return !sigisemptyset(&now);
+}
+
+/* A root that ends with _exit runs no destructor. dash does, at the end of
+ * every script: a native profile of `sh script` was never written. So the
+ * root's exit is done here too, but only where writing files cannot
+ * deadlock: _exit is also what signal handlers call, and one that
+ * interrupted malloc would hang the exit in our own malloc. A thread that
+ * blocks no signal is taken as running normally (dash ends so); any other
+ * only removes its claim file, as before (docs/agent.md). The exit itself
+ * is the system call glibc makes. */
 __attribute__((visibility("default"), noreturn)) void _exit(int status) {
-  if (preloaded && p2_tree_is_root()) p2_tree_exit();
+  if (preloaded && p2_tree_is_root()) {
+    if (!blocks_signals())
+      root_exit();
+    else
+      p2_tree_exit();
+  }
   for (;;) syscall(SYS_exit_group, status);
 }
 

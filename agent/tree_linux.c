@@ -32,7 +32,7 @@ static int env_root_pid(void) {
 /* A claim file for a tree whose root is this process: $TMPDIR or /tmp,
  * a name no other process can predict (mkstemp), mode 0600. */
 static void create_claim_file(void) {
-  const char *dir = getenv("TMPDIR");
+  const char *dir = p2_env_get("TMPDIR");
   if (dir == NULL || dir[0] != '/') dir = "/tmp";
   char *path;
   if (asprintf(&path, "%s/profile2-claim-XXXXXX", dir) < 0) return;
@@ -47,7 +47,7 @@ static void create_claim_file(void) {
     return;
   }
   close(fd);
-  if (setenv("PROFILE2_CLAIM", path, 1) != 0) {
+  if (p2_env_set("PROFILE2_CLAIM", path) != 0) {
     unlink(path);
     free(path);
     return;
@@ -57,13 +57,13 @@ static void create_claim_file(void) {
 
 void p2_tree_init(void) {
   root_pid = env_root_pid();
-  const char *claim = getenv("PROFILE2_CLAIM");
+  const char *claim = p2_env_get("PROFILE2_CLAIM");
   if (claim != NULL && claim[0] == '/') claim_path = strdup(claim);
   if (root_pid != 0) return;
   /* The first process of the tree to load the agent. */
   char pid[16];
   snprintf(pid, sizeof pid, "%d", (int)getpid());
-  if (setenv("PROFILE2_ROOT", pid, 1) == 0) root_pid = (int)getpid();
+  if (p2_env_set("PROFILE2_ROOT", pid) == 0) root_pid = (int)getpid();
   if (claim_path == NULL) create_claim_file();
 }
 

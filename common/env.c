@@ -1,5 +1,6 @@
 #include "common/env.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static void shown(const char *v, char out[SHOWN_MAX + 4]) {
 long long p2_env_number(const char *name, long long min, long long max, long long fallback, char *msg,
                         size_t msglen) {
   if (msglen > 0) msg[0] = '\0';
-  const char *v = getenv(name);
+  const char *v = p2_env_get(name);
   /* Empty as unset: `NAME= command` is how a shell clears a variable. */
   if (v == NULL || v[0] == '\0') return fallback;
   char *end;
@@ -32,4 +33,29 @@ long long p2_env_number(const char *name, long long min, long long max, long lon
     snprintf(msg, msglen, "%s=%s is not a number in %lld..%lld", name, s, min, max);
   }
   return fallback;
+}
+
+extern char **environ;
+
+const char *p2_env_get(const char *name) {
+  size_t len = strlen(name);
+  if (len == 0 || environ == NULL) return NULL;
+  for (char **e = environ; *e != NULL; e++)
+    if (strncmp(*e, name, len) == 0 && (*e)[len] == '=') return *e + len + 1;
+  return NULL;
+}
+
+int p2_env_set(const char *name, const char *value) {
+  static int (*libc_setenv)(const char *, const char *, int);
+  if (libc_setenv == NULL) {
+    /* a handle on the C library searches it first, not the program */
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (libc != NULL) {
+      void *sym = dlsym(libc, "setenv");
+      memcpy(&libc_setenv, &sym, sizeof sym); /* POSIX: a function's address in a void * */
+      dlclose(libc);
+    }
+    if (libc_setenv == NULL) libc_setenv = setenv;
+  }
+  return libc_setenv(name, value, 1);
 }

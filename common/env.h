@@ -23,4 +23,18 @@
 long long p2_env_number(const char *name, long long min, long long max, long long fallback, char *msg,
                         size_t msglen);
 
+/* The value of name in the process's environment (environ), or NULL.
+ * Not getenv: a program may export its own getenv and setenv, and the
+ * library's calls then go to them. bash does; before its main has run,
+ * once bash's setenv has been called, bash's getenv finds nothing at all
+ * (a preloaded agent's constructor read PROFILE2_OPTS as unset after
+ * setting PROFILE2_ROOT). */
+const char *p2_env_get(const char *name);
+
+/* setenv of the C library, whatever the program exports: bash's setenv,
+ * before its main, sets a variable of the shell that its children never
+ * see (glibc passes environ to main as it is after the constructors, so
+ * the C library's setenv reaches them). 0, or -1 with errno. */
+int p2_env_set(const char *name, const char *value);
+
 #endif

@@ -19,6 +19,12 @@ everywhere in the process tree, at short intervals, many times in a row.
   native   fork_fixture.c: a two-thread C program that forks children that
            exit(), _exit(), burn CPU, fork again, execl, call system(); and
            calls system() itself
+           sh-root, bash-root: a shell that is the root and profiled
+           natively: a loop of its own, $(uname), a command, exit 3; every
+           other run under plain LD_PRELOAD + PROFILE2_OPTS. dash ends with
+           _exit (its profile was never written); bash exports its own
+           getenv and setenv (under LD_PRELOAD its options were read as
+           unset and its children did not see PROFILE2_ROOT)
 
 Each scenario runs RUNS times (20) at each interval (1ms, 100us), each run in
 a fresh directory with -o prof-%p.collapsed, so that any process that writes
@@ -185,6 +191,70 @@ def one_run(a, scenario, interval, i, plain):
     return ok, secs
 
 
+ROOT_SHELLS = {"sh-root": "dash", "bash-root": "bash"}
+SHELL_SCRIPT = ('echo "pid $$"; i=0; while [ "$i" -lt %d ]; do i=$((i+1)); done; u=$(uname); /bin/true; '
+                'env | grep -c "^PROFILE2_ROOT=$$$" | sed "s/^/root seen by a child: /"; echo done; exit 3')
+
+
+def shell_root_run(a, shell, interval, i, plain):
+    """One run of a shell as the profiled root (see the module's doc)."""
+    d = os.path.join(a.workdir, "%s-root-%s-%d" % (shell, interval, i))
+    shutil.rmtree(d, ignore_errors=True)
+    tmp = os.path.join(d, "tmp")
+    os.makedirs(tmp)
+    label = "%s-root %s run %d%s" % (shell, interval, i + 1, " (LD_PRELOAD)" if plain else "")
+    env = dict(os.environ, TMPDIR=tmp)
+    for k in ("PROFILE2_ROOT", "PROFILE2_CLAIM", "PROFILE2_OPTS"):
+        env.pop(k, None)
+    cmd = [shutil.which(shell) or shell, "-c", SHELL_SCRIPT % a.shell_loop]
+    if plain:
+        pre = env.get("LD_PRELOAD", "")
+        env["LD_PRELOAD"] = (pre + ":" if pre else "") + a.agent
+        env["PROFILE2_OPTS"] = "interval=%s,file=prof-%%p.collapsed" % interval
+    else:
+        cmd = [a.profile2, "run", "-i", interval, "-o", "prof-%p.collapsed", "--"] + cmd
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        rc, so, se = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, so, se = "hang", str(e.stdout or ""), str(e.stderr or "")
+    secs = time.time() - t0
+    ok = True
+
+    def c(cond, what):
+        nonlocal ok
+        if not cond:
+            ok = False
+            check(False, "%s: %s" % (label, what))
+
+    c(rc == 3, "exit status %s, expected 3" % rc)
+    m = re.search(r"^pid (\d+)$", so, re.M)
+    pid = int(m.group(1)) if m else -1
+    c(pid > 0 and re.search(r"^done$", so, re.M), "the script's output (pid, done): %r" % so[:300])
+    c(re.search(r"^root seen by a child: 1$", so, re.M), "a child sees PROFILE2_ROOT=<the shell's pid>: %r" % so[:300])
+    wrote = re.findall(r"^profile2: wrote .*$", se, re.M)
+    c(len(wrote) == 1, "'profile2: wrote' printed once, not %d times" % len(wrote))
+    files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "prof-*.collapsed")))
+    want = "prof-%d.collapsed" % pid
+    default_named = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "profile2-*")))
+    c(files == [want] and not default_named, "one profile, the shell's (%s), not %s%s" %
+      (want, files + default_named, " (default-named: the options were not read)" if default_named else ""))
+    if os.path.exists(os.path.join(d, want)):
+        stacks = read_collapsed(os.path.join(d, want))
+        total = sum(n for _, n in stacks)
+        c(total >= a.min_hot, "the shell's own samples: weight %d (>= %d)" % (total, a.min_hot))
+    left = os.listdir(tmp)
+    c(not left, "no claim file left in TMPDIR: %s" % left)
+    if not ok:
+        print("      stdout: " + so.strip().replace("\n", " | ")[:800])
+        print("      stderr: " + se.strip().replace("\n", " | ")[:1500])
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+    return ok, secs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["java", "native"])
@@ -198,19 +268,24 @@ def main():
     ap.add_argument("--millis", type=int, default=200)
     ap.add_argument("--min-hot", type=int, default=20)
     ap.add_argument("--scenarios", default="")
+    ap.add_argument("--shell-loop", type=int, default=100000)
     a = ap.parse_args()
     a.profile2, a.agent, a.workdir = (os.path.abspath(x) for x in (a.profile2, a.agent, a.workdir))
     if a.fork_fixture:
         a.fork_fixture = os.path.abspath(a.fork_fixture)
     os.makedirs(a.workdir, exist_ok=True)
-    scenarios = ["native"] if a.what == "native" else ["exec-sh", "exec-script", "noexec-sh", "children"]
+    scenarios = (["native", "sh-root", "bash-root"] if a.what == "native"
+                 else ["exec-sh", "exec-script", "noexec-sh", "children"])
     if a.scenarios:
         scenarios = a.scenarios.split(",")
     for scenario in scenarios:
         for interval in ("1ms", "100us"):
             passed, total = 0, 0.0
             for i in range(a.runs):
-                ok, secs = one_run(a, scenario, interval, i, plain=scenario == "noexec-sh" and i % 2 == 1)
+                if scenario in ROOT_SHELLS:
+                    ok, secs = shell_root_run(a, ROOT_SHELLS[scenario], interval, i, plain=i % 2 == 1)
+                else:
+                    ok, secs = one_run(a, scenario, interval, i, plain=scenario == "noexec-sh" and i % 2 == 1)
                 passed += ok
                 total += secs
             print("%s  %s at %s: %d of %d runs passed (%.1f s each)" %
