@@ -1,4 +1,4 @@
-/* p2_env_number (common/env.c): an unset or empty variable gives the
+/* p2_env_number, p2_env_get, p2_env_set (common/env.c): an unset or empty variable gives the
  * fallback silently; a good one its value; garbage and values out of range
  * the fallback and one line naming the variable and the bad value. */
 #include <criterion/criterion.h>
@@ -76,4 +76,25 @@ Test(env, a_bad_value_is_shown_on_one_line_and_cut) {
 Test(env, no_buffer_no_message) {
   setenv(NAME, "bad", 1);
   cr_assert_eq(p2_env_number(NAME, 1, 1000, 10, NULL, 0), 10);
+}
+
+/* p2_env_get reads environ itself, whole names only; p2_env_set is the C
+ * library's setenv (what a program's own getenv would not hide). */
+Test(env, get_reads_environ_by_whole_name) {
+  setenv("PROFILE2_TEST_ENV_GETX", "long", 1);
+  unsetenv("PROFILE2_TEST_ENV_GET");
+  cr_assert_null(p2_env_get("PROFILE2_TEST_ENV_GET"), "a longer name's value is not this one's");
+  setenv("PROFILE2_TEST_ENV_GET", "v=1", 1);
+  cr_assert_str_eq(p2_env_get("PROFILE2_TEST_ENV_GET"), "v=1");
+  setenv("PROFILE2_TEST_ENV_GET", "", 1);
+  cr_assert_str_eq(p2_env_get("PROFILE2_TEST_ENV_GET"), "");
+  cr_assert_null(p2_env_get(""));
+}
+
+Test(env, set_is_seen_in_environ) {
+  cr_assert_eq(p2_env_set("PROFILE2_TEST_ENV_SET", "123"), 0);
+  cr_assert_str_eq(getenv("PROFILE2_TEST_ENV_SET"), "123");
+  cr_assert_str_eq(p2_env_get("PROFILE2_TEST_ENV_SET"), "123");
+  cr_assert_eq(p2_env_set("PROFILE2_TEST_ENV_SET", "456"), 0, "replaced");
+  cr_assert_str_eq(p2_env_get("PROFILE2_TEST_ENV_SET"), "456");
 }
