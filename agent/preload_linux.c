@@ -38,10 +38,10 @@
 
 #include "agent/agent.h"
 #include "agent/log.h"
-#include "common/env.h"
 #include "agent/options.h"
 #include "agent/session.h"
 #include "agent/tree_linux.h"
+#include "common/env.h"
 
 static bool preloaded;
 static char *agent_option; /* "-agentpath:/abs/path/libprofile2-agent.so=OPTIONS" */

@@ -107,20 +107,12 @@ def java_command(a, scenario, d):
     raise ValueError(scenario)
 
 
-def one_run(a, scenario, interval, i, plain):
-    d = os.path.join(a.workdir, "%s-%s-%d" % (scenario, interval, i))
-    shutil.rmtree(d, ignore_errors=True)
-    tmp = os.path.join(d, "tmp")
-    os.makedirs(tmp)
-    label = "%s %s run %d%s" % (scenario, interval, i + 1, " (LD_PRELOAD)" if plain else "")
-    env = dict(os.environ, TMPDIR=tmp, JAVA=os.path.join(a.java_home or "", "bin", "java"),
-               CLASSES=a.classes or "", MILLIS=str(a.millis))
+def run_profiled(a, cmd, d, env, interval, plain):
+    """cmd in d under `profile2 run -i INTERVAL -o prof-%p.collapsed`, or,
+    when plain, under LD_PRELOAD + PROFILE2_OPTS; env without the tree's
+    variables. Returns (status or "hang", stdout, stderr, seconds)."""
     for k in ("PROFILE2_ROOT", "PROFILE2_CLAIM", "PROFILE2_OPTS"):
         env.pop(k, None)
-    if scenario == "native":
-        cmd, status = [a.fork_fixture, str(a.millis)], 4
-    else:
-        cmd, status = java_command(a, scenario, d), 5
     if plain:
         pre = env.get("LD_PRELOAD", "")
         env["LD_PRELOAD"] = (pre + ":" if pre else "") + a.agent
@@ -136,7 +128,31 @@ def one_run(a, scenario, interval, i, plain):
         rc, so, se = "hang", e.stdout or "", e.stderr or ""
         if isinstance(so, bytes):
             so, se = so.decode(errors="replace"), (se or b"").decode(errors="replace")
-    secs = time.time() - t0
+    return rc, so, se, time.time() - t0
+
+
+def finish_run(ok, so, se, d):
+    """A failed run's output is printed; a passed run's directory removed."""
+    if not ok:
+        print("      stdout: " + so.strip().replace("\n", " | ")[:800])
+        print("      stderr: " + se.strip().replace("\n", " | ")[:1500])
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def one_run(a, scenario, interval, i, plain):
+    d = os.path.join(a.workdir, "%s-%s-%d" % (scenario, interval, i))
+    shutil.rmtree(d, ignore_errors=True)
+    tmp = os.path.join(d, "tmp")
+    os.makedirs(tmp)
+    label = "%s %s run %d%s" % (scenario, interval, i + 1, " (LD_PRELOAD)" if plain else "")
+    env = dict(os.environ, TMPDIR=tmp, JAVA=os.path.join(a.java_home or "", "bin", "java"),
+               CLASSES=a.classes or "", MILLIS=str(a.millis))
+    if scenario == "native":
+        cmd, status = [a.fork_fixture, str(a.millis)], 4
+    else:
+        cmd, status = java_command(a, scenario, d), 5
+    rc, so, se, secs = run_profiled(a, cmd, d, env, interval, plain)
     ok = True
 
     def c(cond, what):
@@ -183,11 +199,7 @@ def one_run(a, scenario, interval, i, plain):
         c(not shell, "no frame of the shell: %s" % shell[:3])
     left = os.listdir(tmp)
     c(not left, "no claim file left in TMPDIR: %s" % left)
-    if not ok:
-        print("      stdout: " + so.strip().replace("\n", " | ")[:800])
-        print("      stderr: " + se.strip().replace("\n", " | ")[:1500])
-    else:
-        shutil.rmtree(d, ignore_errors=True)
+    finish_run(ok, so, se, d)
     return ok, secs
 
 
@@ -203,24 +215,8 @@ def shell_root_run(a, shell, interval, i, plain):
     tmp = os.path.join(d, "tmp")
     os.makedirs(tmp)
     label = "%s-root %s run %d%s" % (shell, interval, i + 1, " (LD_PRELOAD)" if plain else "")
-    env = dict(os.environ, TMPDIR=tmp)
-    for k in ("PROFILE2_ROOT", "PROFILE2_CLAIM", "PROFILE2_OPTS"):
-        env.pop(k, None)
     cmd = [shutil.which(shell) or shell, "-c", SHELL_SCRIPT % a.shell_loop]
-    if plain:
-        pre = env.get("LD_PRELOAD", "")
-        env["LD_PRELOAD"] = (pre + ":" if pre else "") + a.agent
-        env["PROFILE2_OPTS"] = "interval=%s,file=prof-%%p.collapsed" % interval
-    else:
-        cmd = [a.profile2, "run", "-i", interval, "-o", "prof-%p.collapsed", "--"] + cmd
-    t0 = time.time()
-    try:
-        p = subprocess.run(cmd, cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=60)
-        rc, so, se = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, so, se = "hang", str(e.stdout or ""), str(e.stderr or "")
-    secs = time.time() - t0
+    rc, so, se, secs = run_profiled(a, cmd, d, dict(os.environ, TMPDIR=tmp), interval, plain)
     ok = True
 
     def c(cond, what):
@@ -247,11 +243,7 @@ def shell_root_run(a, shell, interval, i, plain):
         c(total >= a.min_hot, "the shell's own samples: weight %d (>= %d)" % (total, a.min_hot))
     left = os.listdir(tmp)
     c(not left, "no claim file left in TMPDIR: %s" % left)
-    if not ok:
-        print("      stdout: " + so.strip().replace("\n", " | ")[:800])
-        print("      stderr: " + se.strip().replace("\n", " | ")[:1500])
-    else:
-        shutil.rmtree(d, ignore_errors=True)
+    finish_run(ok, so, se, d)
     return ok, secs
 
 
