@@ -565,6 +565,9 @@ typedef struct {
                              those of the queue's previous whole element it took to its end
                              (profile2_iterator_skip_reused) */
   jlong skipped_frames;   /* the frames so skipped */
+  jlong resize_deferred;  /* ASGST_ResizeQueue requests that a drain's end could not apply because
+                             the thread's signal handler stayed inside an enqueue (about 10 ms):
+                             retried at the end of the queue's next drain */
 } PROFILE2_QueueStats;
 
 /* Copy queue's counters into stats. Pass size = sizeof *stats: these
@@ -693,7 +696,10 @@ PROFILE2_API ASGST_QueueElement *ASGST_GetQueueElement(ASGST_Queue *queue, int n
 PROFILE2_API ASGST_QueueSizeInfo ASGST_GetQueueSizeInfo(ASGST_Queue *queue);
 
 /* Request a new capacity; it takes effect at the end of the next drain (or
- * the current one, if a drain is running).
+ * the current one, if a drain is running). When the thread's signal handler
+ * stays inside an enqueue at that moment (about 10 ms: a thread descheduled
+ * in its handler), it is retried at the end of each later drain, counted in
+ * PROFILE2_QueueStats.resize_deferred.
  * Context: AS-Safe; from the owning thread or a queue handler. */
 PROFILE2_API void ASGST_ResizeQueue(ASGST_Queue *queue, int size);
 

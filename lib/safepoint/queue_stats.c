@@ -28,4 +28,5 @@ P2_AS_SAFE void p2_queue_counters_add(ASGST_Queue *q, PROFILE2_QueueStats *s) {
   s->unheld_drains += atomic_load(&q->unheld_drains);
   s->skipped_elements += atomic_load(&q->skipped_elements);
   s->skipped_frames += atomic_load(&q->skipped_frames);
+  s->resize_deferred += (jlong)qs.resize_deferred;
 }
