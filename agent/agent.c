@@ -240,6 +240,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
     if (o.action == P2_ACTION_NONE || o.action == P2_ACTION_START) {
       pending = o;
       pending_valid = true;
+      /* while the JVM initializes: the session starts at VMInit */
+      p2_methods_populate_soon();
     } else {
       p2_log_error("Agent_OnLoad: '%s' needs a running session; the JVM starts without profiling",
                    o.action == P2_ACTION_STOP   ? "stop"

@@ -1,11 +1,13 @@
 #include "agent/methods.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Probes per lookup: the handler must not search long. */
 #define MAX_PROBES 64
@@ -70,6 +72,73 @@ __attribute__((constructor)) static void slots_in_huge_pages(void) {
   uintptr_t lo = ((uintptr_t)slots + huge - 1) & ~(huge - 1);
   uintptr_t hi = ((uintptr_t)slots + sizeof slots) & ~(huge - 1);
   if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* The process whose table is populated, and the one whose helper thread
+ * is populating it (a forked child's pages are the parent's until it
+ * writes them, then copied 2 MiB at a time: it populates its own). */
+static atomic_int populated_pid, populating_pid;
+
+static void populate(const atomic_bool *go_on) {
+  const uintptr_t chunk = 2u << 20;
+  uintptr_t from = (uintptr_t)slots, to = from + sizeof slots;
+  for (uintptr_t at = from; at < to; at = (at + chunk) & ~(chunk - 1)) {
+    if (!atomic_load(go_on)) return; /* the session stops: the rest on demand, as before */
+    uintptr_t end = ((at + chunk) & ~(chunk - 1)) < to ? (at + chunk) & ~(chunk - 1) : to;
+    uintptr_t page_lo = at & ~(uintptr_t)4095;
+    if (madvise((void *)page_lo, end - page_lo, MADV_POPULATE_WRITE) == 0) continue;
+    /* A kernel before 5.14: a write to each 4 KiB page that changes
+     * nothing (an atomic add of 0 to a key, which a handler's CAS may be
+     * changing at the same time). */
+    for (uintptr_t pg = page_lo; pg < end; pg += 4096) {
+      uintptr_t slot_at = pg < from ? from : pg;
+      struct slot *sl = &slots[(slot_at - from + sizeof(struct slot) - 1) / sizeof(struct slot)];
+      if ((uintptr_t)sl < to) atomic_fetch_add_explicit(&sl->key, 0, memory_order_relaxed);
+    }
+  }
+  atomic_store(&populated_pid, (int)getpid());
+}
+
+void p2_methods_populate(const atomic_bool *go_on) {
+  int pid = (int)getpid();
+  if (atomic_load(&populated_pid) == pid || atomic_load(&populating_pid) == pid) return;
+  populate(go_on);
+}
+
+static atomic_bool always = true;
+
+static void *populate_main(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "p2-populate");
+  populate(&always);
+  atomic_store(&populating_pid, 0);
+  return NULL;
+}
+
+void p2_methods_populate_soon(void) {
+  int pid = (int)getpid();
+  if (atomic_load(&populated_pid) == pid) return;
+  int cur = atomic_load(&populating_pid);
+  if (cur == pid || !atomic_compare_exchange_strong(&populating_pid, &cur, pid)) return;
+  /* With every signal blocked: the CPU-time timer engine's SIGPROF goes
+   * to any thread of the process, and this one has nothing to sample. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_t t;
+  bool started = pthread_attr_init(&attr) == 0;
+  if (started) {
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&t, &attr, populate_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) atomic_store(&populating_pid, 0); /* the aggregator does it */
 }
 
 static size_t hash(uintptr_t key) {

@@ -34,6 +34,7 @@
 #ifndef P2_AGENT_METHODS_H
 #define P2_AGENT_METHODS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,6 +50,22 @@
  * returned since (a queue element's captured frames).
  * Context: AS-Safe, lock-free, bounded. */
 uint32_t p2_methods_intern(ASGST_Method method, bool on_stack);
+
+/* Fault the table's pages in (16 MiB; 2 MiB pages where the kernel gives
+ * them), so that no handler does: the probes of the first few hundred
+ * methods interned touch every page, and a handler that wrote first to one
+ * paid for zeroing it, 3.7 ms for a 2 MiB page on a VM measured here. The
+ * budget charged that walk, and its thread's next ~18 signals at 1 ms
+ * were [throttled] (bench/RESULTS.md, "Throttled signals").
+ *
+ * p2_methods_populate_soon starts a helper thread ("p2-populate", ~30 ms
+ * of CPU there) that does it, unless done or under way in this process:
+ * called as early as a session is known to come (Agent_OnLoad, before
+ * VMInit starts it) and at every session start. p2_methods_populate does
+ * it on the calling thread if no helper could (returning early when
+ * *go_on turns false). Context: Anywhere (not in a signal handler). */
+void p2_methods_populate_soon(void);
+void p2_methods_populate(const atomic_bool *go_on);
 
 /* "pkg/Class.method" of a slot (named on first call and cached; the
  * pointer stays valid for the process's life), or NULL for P2_METHOD_NONE.

@@ -288,6 +288,7 @@ static void *aggregator_main(void *arg) {
   pthread_setname_np(pthread_self(), p2_own_thread_names[P2_OWN_AGGREGATOR]); /* top -H, gdb, own_time.c */
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
+  p2_methods_populate(&s.aggregator_run);
   while (atomic_load(&s.aggregator_run)) {
     p2_nap_wait(&agg_nap, AGGREGATE_MS * 1000000ull); /* then one last pass when stopped */
     uint64_t t0 = p2_monotonic_ns();
@@ -759,6 +760,10 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
       goto out;
     }
   }
+  /* Before the handlers intern Java methods (methods.h); a native
+   * program's session (LD_PRELOAD: every command a launcher script runs)
+   * interns none and does not pay for it. */
+  if (java) p2_methods_populate_soon();
   if (p2_records_init(arena_words()) != 0) {
     snprintf(err, errlen, "cannot map the sample buffers: %s", strerror(errno));
     p2_options_free(&opt);

@@ -41,11 +41,16 @@ public class AgentFixture {
         return THREADS.getCurrentThreadCpuTime();
     }
 
-    /* The clock is read every 65536 steps (~0.1 ms), so that the samples
-     * fall on the marked lines rather than in the clock (under 1 %). */
+    /* The clock is read every 2^18 steps (~0.35 ms), so that the samples
+     * fall on the marked lines rather than in the clock: every 65536 steps
+     * the clock took 2.1-2.7 % of hotA's samples on a VM where a system
+     * call costs ~1 us (the thread CPU clock is one), and with C2's loop
+     * control on line 48 (1 or 6 %, by compilation) the HOT-LINE's share
+     * came down to 89.7 % once. A slice then ends up to 0.35 ms late, on a
+     * mean hotA slice of 15.3 ms: hotA's share ~+0.6 points. */
     static long hotA(long x, long until) {
         while (cpuNanos() < until) {
-            for (int i = 0; i < 65536; i++) {
+            for (int i = 0; i < 262144; i++) {
                 x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
             }
         }
@@ -54,7 +59,7 @@ public class AgentFixture {
 
     static long coldB(long x, long until) {
         while (cpuNanos() < until) {
-            for (int i = 0; i < 65536; i++) {
+            for (int i = 0; i < 262144; i++) {
                 x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
             }
         }
