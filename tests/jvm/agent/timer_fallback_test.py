@@ -33,9 +33,12 @@ Checks of every cpu run:
     of the timer's account;
   - the worker's samples in AgentFixture.worker hold WORKER_SAMPLED_MIN of
     its CPU time: [lost] is the exception, not where the time goes;
-  - the whole profile's weight x interval against the JVM's CPU time
-    (getrusage of the child) within PROCESS_WEIGHT_MIN .. PROCESS_WEIGHT_MAX
-    (below 1: JVM start-up before the session is not sampled).
+  - the whole profile's weight x interval against the process's CPU time
+    during the session (the summary's "own time" line gives it) within
+    PROCESS_WEIGHT_MIN .. PROCESS_WEIGHT_MAX. (Against the JVM's whole CPU
+    time, getrusage of the child, printed too, the start-up before the
+    session counts, which depends on the host: 0.6 s of 2.9 under ASan on
+    a VM with dear page faults.)
 The limits come from measured distributions (docs/testing.md, "CPU timer
 fallback"). Figures are printed per run (-v in meson).
 
@@ -67,7 +70,9 @@ WORKER_WEIGHT_TOL = 0.03  # 3.7x the largest deviation, 0.8 %; without si_overru
 # Without the settling: 0.80 once in CI under ASan (the timer 400 ms behind
 # when the worker ended), otherwise 0.992 and above.
 WORKER_SAMPLED_MIN = 0.60
-PROCESS_WEIGHT_MIN = 0.85  # 0.07 below the lowest (ASan)
+# Against the session's CPU time, one clean-clone run per build on the VM
+# of 2026-12-05, 12 runs each: plain 0.980-0.995, ASan 0.952-0.992.
+PROCESS_WEIGHT_MIN = 0.90  # 0.05 below the lowest (ASan)
 PROCESS_WEIGHT_MAX = 1.02  # above 1 only by rounding
 
 
@@ -185,9 +190,14 @@ def check_cpu_run(label, refusal, interval_s, res, col, txt):
     at.check(sampled >= WORKER_SAMPLED_MIN * worker_cpu,
              "%s: %.3f s of the worker's weight is in AgentFixture.worker (at least %.2f of its CPU time)"
              % (label, sampled, WORKER_SAMPLED_MIN))
-    at.check(PROCESS_WEIGHT_MIN <= total / cpu <= PROCESS_WEIGHT_MAX,
-             "%s: the profile weighs %.3f s for the JVM's %.3f s of CPU time (%.2f .. %.2f of it)"
-             % (label, total, cpu, PROCESS_WEIGHT_MIN, PROCESS_WEIGHT_MAX))
+    own = re.search(r"of the process's CPU time \(([0-9.]+) s\)", at.summary_value(summary, "own time"))
+    if not at.check(own is not None, "%s: the summary gives the process's CPU time in the session" % label):
+        return
+    session_cpu = float(own.group(1))
+    at.check(PROCESS_WEIGHT_MIN <= total / session_cpu <= PROCESS_WEIGHT_MAX,
+             "%s: the profile weighs %.3f s for the process's %.3f s of CPU time in the session (%.2f .. %.2f "
+             "of it; the JVM's whole: %.3f s)" % (label, total, session_cpu, PROCESS_WEIGHT_MIN, PROCESS_WEIGHT_MAX,
+                                                   cpu))
 
 
 def fixture(a, worker_s=WORKER_CPU_S):
