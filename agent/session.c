@@ -288,7 +288,9 @@ static void *aggregator_main(void *arg) {
   pthread_setname_np(pthread_self(), p2_own_thread_names[P2_OWN_AGGREGATOR]); /* top -H, gdb, own_time.c */
   uint64_t last_rescan = 0;
   struct p2_lost_batch lost = {0};
-  p2_methods_populate(&s.aggregator_run);
+  /* if no p2-populate thread could start (methods.h); a native session
+   * interns nothing */
+  if (s.java) p2_methods_populate(&s.aggregator_run);
   while (atomic_load(&s.aggregator_run)) {
     p2_nap_wait(&agg_nap, AGGREGATE_MS * 1000000ull); /* then one last pass when stopped */
     uint64_t t0 = p2_monotonic_ns();
