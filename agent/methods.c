@@ -86,10 +86,10 @@ static atomic_int populated_pid, populating_pid;
 static void populate(const atomic_bool *go_on) {
   const uintptr_t chunk = 2u << 20;
   uintptr_t from = (uintptr_t)slots, to = from + sizeof slots;
-  for (uintptr_t at = from; at < to; at = (at + chunk) & ~(chunk - 1)) {
+  for (uintptr_t at = from, next; at < to; at = next) {
     if (!atomic_load(go_on)) return; /* the session stops: the rest on demand, as before */
-    uintptr_t end = ((at + chunk) & ~(chunk - 1)) < to ? (at + chunk) & ~(chunk - 1) : to;
-    uintptr_t page_lo = at & ~(uintptr_t)4095;
+    next = (at + chunk) & ~(chunk - 1);
+    uintptr_t end = next < to ? next : to, page_lo = at & ~(uintptr_t)4095;
     if (madvise((void *)page_lo, end - page_lo, MADV_POPULATE_WRITE) == 0) continue;
     /* A kernel before 5.14: a write to each 4 KiB page that changes
      * nothing (an atomic add of 0 to a key, which a handler's CAS may be
