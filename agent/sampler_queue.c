@@ -155,7 +155,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   r->state = (uint8_t)(packed & STATE_MASK);
   r->weight = packed >> STATE_BITS;
   bool owned = !atomic_exchange(&qc->busy, true), skipped = false;
-  const struct p2_walk_keep *k = owned && qc->keep != NULL && qc->keep->gen != 0 ? qc->keep : NULL;
+  struct p2_walk_keep *k = owned && qc->keep != NULL && qc->keep->gen != 0 ? qc->keep : NULL;
   ASGST_Frame f;
   int rc = 0;
   for (;;) {

@@ -29,10 +29,12 @@ enum p2_keep_take {
 
 /* Where the walk stands, if the library says that the rest of it is the
  * recorded one, the kept frames are copied into frames[*n..max) and *n
- * advanced; *truncated says whether max cut them. A mismatch copies
- * nothing: the caller reports an inconsistent walk rather than a made-up
- * stack. Context: AS-Safe. */
-enum p2_keep_take p2_walk_keep_take(ASGST_Iterator *it, const struct p2_walk_keep *k, struct p2_rframe *frames,
+ * advanced; *truncated says whether max cut them. A cut walk has ended
+ * (the next ASGST_NextFrame returns 0) and is kept whole here, its cut
+ * frames included: do not store it. A mismatch copies nothing: the caller
+ * reports an inconsistent walk rather than a made-up stack.
+ * Context: AS-Safe. */
+enum p2_keep_take p2_walk_keep_take(ASGST_Iterator *it, struct p2_walk_keep *k, struct p2_rframe *frames,
                                     uint32_t *n, uint32_t max, bool *truncated);
 
 /* A walk ended normally with frames[0..n): if the library recorded it,

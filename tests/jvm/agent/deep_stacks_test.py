@@ -19,8 +19,9 @@ is walked again in full, frame by frame, and compared. Checks, per run:
   - at most INCOMPLETE_LIMIT % of the samples incomplete.
 And once more in cpu mode with depth=600 (half the stacks' depth): the
 skipped frames beyond the depth are cut; every walked sample of the deep
-threads holds its youngest 600 frames under [truncated], and the skipping
-walks still equal the full ones.
+threads holds its youngest 600 frames under [truncated], at least
+MIN_CUT_SKIPS walks skipped, and the skipping walks still equal the full
+ones.
 Measured (2026-11-29, 2-CPU VM, beside a clean-clone CI run): 3,627 of 3,638
 walks with a cache took 3.3 million frames in one copy, 0 differed.
 """
@@ -33,6 +34,13 @@ import agent_test as at
 DEPTH = 400
 CPU_SECONDS = 2.0
 MIN_KEPT_SHARE = 0.5  # measured 0.997; the rest: the first walks, and stacks that changed below the loop frame
+# At depth=600 the share is no property of the walks: a cache granted
+# after the thread went deeper than 600 frames never holds a record (a cut
+# walk is not recorded, and the records it may reuse end 1,200 frames down),
+# so the share is 30-99 % by when the aggregator granted the caches
+# (13 runs, plain and ASan, 2026-12-06: 672-1,577 skipping walks). What this
+# scenario tests is the cut: enough skipping walks to exercise it.
+MIN_CUT_SKIPS = 100
 MIN_DEEP = 300  # samples in the leaves; a run gives ~3,000 (2 threads x 2 s at 1 ms), a loaded one fewer
 DEEP_SHARE = 0.95  # samples in the leaves with the whole recursion under them
 INCOMPLETE_LIMIT = 2.0
@@ -64,9 +72,13 @@ def scenario(a, event, depth=None):
     cached, kept, checked, differed = counts
     print("%s: %d walks with a cache, %d took frames in one copy, %d checked, %d differed"
           % (label, cached, kept, checked, differed))
-    at.check(cached > 0 and kept >= MIN_KEPT_SHARE * cached,
-             "%s: %d of %d walks with a cache took their reused frames in one copy (at least %.0f %%)"
-             % (label, kept, cached, 100 * MIN_KEPT_SHARE))
+    if depth:
+        at.check(kept >= MIN_CUT_SKIPS, "%s: %d walks took kept frames and were cut at the depth (at least %d)"
+                 % (label, kept, MIN_CUT_SKIPS))
+    else:
+        at.check(cached > 0 and kept >= MIN_KEPT_SHARE * cached,
+                 "%s: %d of %d walks with a cache took their reused frames in one copy (at least %.0f %%)"
+                 % (label, kept, cached, 100 * MIN_KEPT_SHARE))
     at.check(checked == kept, "%s: every such walk was checked (%d of %d)" % (label, checked, kept))
     at.check(differed == 0, "%s: %d walks differed from their full walk" % (label, differed))
     stacks = at.read_collapsed(base + ".collapsed")
