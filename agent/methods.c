@@ -261,6 +261,10 @@ uint32_t p2_methods_intern(ASGST_Method method, bool on_stack) {
   return P2_METHOD_NONE;
 }
 
+void p2_methods_prefetch(ASGST_Method method) {
+  if (method != NULL) __builtin_prefetch(&slots[hash((uintptr_t)method)], 0, 1);
+}
+
 uint64_t p2_methods_full(void) { return atomic_load_explicit(&full, memory_order_relaxed); }
 
 void p2_methods_stats(struct p2_methods_stats *out) {

@@ -51,6 +51,11 @@
  * Context: AS-Safe, lock-free, bounded. */
 uint32_t p2_methods_intern(ASGST_Method method, bool on_stack);
 
+/* Ask the CPU for the cache line of method's first slot, ahead of its
+ * intern: a caller with several methods to intern asks for all of them
+ * first, so that their cache misses overlap. Context: AS-Safe. */
+void p2_methods_prefetch(ASGST_Method method);
+
 /* Fault the table's pages in (16 MiB; 2 MiB pages where the kernel gives
  * them), so that no handler does: the probes of the first few hundred
  * methods interned touch every page, and a handler that wrote first to one
