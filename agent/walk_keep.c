@@ -5,11 +5,11 @@
 /* A walk that took kept frames but stops at max (a depth below the
  * stack's): the library recorded it whole when it matched (its top, then
  * the record's bottom), and the caller, truncated, will not store it. Keep
- * it whole here, so that the next walk skips again: without it the kept
- * generation goes stale and at depth=600 on 1,200-frame stacks only 38-41 %
- * of the walks with a cache skipped (ASan, agent-deep-stacks-jdk17). The
- * walk is at its end after the skip: one ASGST_NextFrame ends it (the
- * recorded generation needs that). */
+ * it whole here, so that the next walk can take its bottom in one copy
+ * again; with the kept generation left stale, it would get the same
+ * frames from the library one by one and intern each. The walk is at its
+ * end after the skip: one ASGST_NextFrame ends it (the recorded generation
+ * needs that). */
 static void keep_whole(ASGST_Iterator *it, struct p2_walk_keep *k, const struct p2_rframe *frames, uint32_t top,
                        uint32_t from, uint32_t count) {
   ASGST_Frame end;
