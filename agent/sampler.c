@@ -154,25 +154,21 @@ static void check_walk(ASGST_Iterator *it, const struct walk *w) {
   if (!p2_sampler_walks_again_alike(it, w->frames, w->n, true)) count(&st.kept_differ);
 }
 
-/* A frame's method, kept in its id until intern_pending (collect). */
-#define RFRAME_PENDING 0x80
-
-/* The methods of the frames this walk decoded, interned after the walk:
- * first every slot's cache line asked for, then the interns. Interned one
- * by one as decoded, each intern's first load of its slot in the 16 MiB
- * table missed the CPU's caches (javac's main thread: 14-17 % of its
- * handler time on that one load, perf, 2-CPU EPYC VM); asked for together,
- * the misses overlap. The methods stay alive meanwhile: the thread is
- * stopped in this handler. Context: AS-Safe. */
-static void intern_pending(struct walk *w) {
-  for (uint32_t i = 0; i < w->n; i++)
-    if (w->frames[i].flags & RFRAME_PENDING) p2_methods_prefetch((ASGST_Method)(uintptr_t)w->frames[i].id);
-  for (uint32_t i = 0; i < w->n; i++) {
-    struct p2_rframe *r = &w->frames[i];
-    if (!(r->flags & RFRAME_PENDING)) continue;
-    r->flags &= (uint8_t)~RFRAME_PENDING;
-    r->id = p2_methods_intern((ASGST_Method)(uintptr_t)r->id, true);
-  }
+/* The methods of the frames this walk decoded (frames[0..decoded): the
+ * kept ones a skip copies after them are interned already; a Java frame's
+ * id holds its Method* until here), interned after the walk: first every
+ * slot's cache line asked for, then the interns. Interned one by one as
+ * decoded, each intern's first load of its slot in the 16 MiB table missed
+ * the CPU's caches (javac's main thread: 14-17 % of its handler time on
+ * that one load, perf, 2-CPU EPYC VM); asked for together, the misses
+ * overlap. The methods stay alive meanwhile: the thread is stopped in this
+ * handler. Context: AS-Safe. */
+static void intern_decoded(struct p2_rframe *frames, uint32_t decoded) {
+  for (uint32_t i = 0; i < decoded; i++)
+    if (frames[i].type != ASGST_FRAME_NON_JAVA) p2_methods_prefetch((ASGST_Method)(uintptr_t)frames[i].id);
+  for (uint32_t i = 0; i < decoded; i++)
+    if (frames[i].type != ASGST_FRAME_NON_JAVA)
+      frames[i].id = p2_methods_intern((ASGST_Method)(uintptr_t)frames[i].id, true);
 }
 
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
@@ -180,19 +176,20 @@ static void collect(ASGST_Iterator *it, void *arg) {
   struct walk *w = arg;
   ASGST_Frame f;
   int rc = 0;
+  uint32_t decoded = 0; /* frames[0..decoded) come from ASGST_NextFrame: a skip, at most one, ends the walk */
   for (;;) {
     if (w->keep != NULL && !w->skipped) take_kept(it, w);
     if (w->error != 0 || w->n >= w->max || (rc = ASGST_NextFrame(it, &f)) != 1) break;
     struct p2_rframe *r = &w->frames[w->n++];
+    decoded = w->n;
     if (f.type == ASGST_FRAME_NON_JAVA) {
       p2_sampler_fill_frame(r, it, &f, true);
     } else {
       fill_fields(r, &f);
       r->id = (uint64_t)(uintptr_t)f.method;
-      r->flags |= RFRAME_PENDING;
     }
   }
-  intern_pending(w);
+  intern_decoded(w->frames, decoded);
   if (w->error != 0) return;
   if (w->n == w->max) {
     /* peeking at the next frame may cost an unwind step: not for a

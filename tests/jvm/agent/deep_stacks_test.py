@@ -38,7 +38,7 @@ MIN_KEPT_SHARE = 0.5  # measured 0.997; the rest: the first walks, and stacks th
 # after the thread went deeper than 600 frames never holds a record (a cut
 # walk is not recorded, and the records it may reuse end 1,200 frames down),
 # so the share is 30-99 % by when the aggregator granted the caches
-# (13 runs, plain and ASan, 2026-12-06: 672-1,577 skipping walks). What this
+# (15 runs, plain and ASan, 2026-12-06: 632-1,577 skipping walks). What this
 # scenario tests is the cut: enough skipping walks to exercise it.
 MIN_CUT_SKIPS = 100
 MIN_DEEP = 300  # samples in the leaves; a run gives ~3,000 (2 threads x 2 s at 1 ms), a loaded one fewer
