@@ -275,11 +275,24 @@ JNIEXPORT jboolean JNICALL Java_AsyncFixture_done(JNIEnv *env, jclass c) {
 
 static void *sampler(void *arg) {
   (void)arg;
-  struct timespec period = {0, 500000};
+  struct timespec period = {0, 500000}, t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  long next_report = 60;
   for (unsigned i = 0; !atomic_load(&finished); i++) {
     nanosleep(&period, NULL);
     int tid = atomic_load(&tids[i & 1]);
     if (tid != 0) syscall(SYS_tgkill, getpid(), tid, SIGPROF);
+    /* A run usually ends in 70-80 s. One CI run (2026-12-06) was killed at
+     * its 400 s timeout without a line: say every minute how far it got. */
+    if ((i & 1023) == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec - t0.tv_sec >= next_report) {
+        fprintf(stderr, "async walks: %ld of %d samples after %ld s (fixture threads %d, %d)\n",
+                atomic_load(&samples), TARGET_SAMPLES, (long)(now.tv_sec - t0.tv_sec), atomic_load(&tids[0]),
+                atomic_load(&tids[1]));
+        next_report += 60;
+      }
+    }
   }
   return NULL;
 }
