@@ -166,6 +166,10 @@ bool p2_agg_merge_threads(struct p2_aggregator *a, const struct p2_aggregator *s
     t->weight += s->weight;
     t->samples += s->samples;
   }
+  a->filtered += src->filtered;
+  a->failed += src->failed;
+  a->lost_weight += src->lost_weight;
+  for (int i = 0; i < P2_TIER_COUNT; i++) a->tier_weight[i] += src->tier_weight[i];
   a->unnamed_java += src->unnamed_java;
   a->unnamed_native += src->unnamed_native;
   return ok;

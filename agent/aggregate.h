@@ -79,9 +79,11 @@ void p2_agg_reset(struct p2_aggregator *a, struct p2_cct *cct);
 /* Add one sample. */
 void p2_agg_record(struct p2_aggregator *a, const struct p2_record *r);
 
-/* Add src's per-thread weights and unnamed-frame counts to a's (the
- * profile of src's tree was merged into a's). false when out of memory
- * (some threads' weights then stay out). */
+/* Add src's per-thread weights and its counts (filtered, failed, [lost]
+ * weight, tiers, unnamed frames; not `added`, which the session keeps
+ * apart) to a's: the profile of src's tree was merged into a's, and the
+ * summary's counts must cover what the profile holds. false when out of
+ * memory (some threads' weights then stay out). */
 bool p2_agg_merge_threads(struct p2_aggregator *a, const struct p2_aggregator *src);
 
 #endif

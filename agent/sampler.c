@@ -497,6 +497,16 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   for (int i = 0; i < 64; i++) o->errors[i] = atomic_load(&st.errors[i]);
 }
 
+_Static_assert(sizeof(struct p2_sampler_stats) % sizeof(uint64_t) == 0,
+               "struct p2_sampler_stats holds uint64_t counters only");
+
+void p2_sampler_stats_add(struct p2_sampler_stats *to, const struct p2_sampler_stats *from) {
+  /* Every field is a uint64_t counter (or an array of them). */
+  uint64_t *t = (uint64_t *)(void *)to;
+  const uint64_t *f = (const uint64_t *)(const void *)from;
+  for (size_t i = 0; i < sizeof *to / sizeof(uint64_t); i++) t[i] += f[i];
+}
+
 void p2_sampler_reset_stats(void) {
   atomic_store(&st.signals, 0);
   atomic_store(&st.recorded, 0);

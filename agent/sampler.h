@@ -102,6 +102,10 @@ void p2_sampler_fork_child(void);
 
 /* Counters since the last reset. Context: Anywhere. */
 void p2_sampler_stats(struct p2_sampler_stats *out);
+
+/* to += from, field by field (a session that took over another's profile
+ * adds that one's counts). Context: Anywhere. */
+void p2_sampler_stats_add(struct p2_sampler_stats *to, const struct p2_sampler_stats *from);
 void p2_sampler_reset_stats(void);
 
 /* r from the frame the iterator it just gave: a Java frame's method slot

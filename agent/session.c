@@ -73,6 +73,10 @@ static struct {
     atomic_uint_fast64_t passes, total_ns, longest_ns;
   } pass_collect, pass_rescan;
   uint64_t carried_samples;    /* samples of a native session this one took over */
+  /* That session's sampler counts (its handlers' time aside): added to
+   * this one's wherever the summary reports them, so that every [throttled],
+   * [error:N] and [lost] sample in the profile is in a count. */
+  struct p2_sampler_stats carried_stats;
   char first_thread_error[384];
 } s;
 
@@ -378,7 +382,8 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
   add_stat(st, &n, max, "in the profile", "%llu samples, %llu filtered out by include/exclude",
            (unsigned long long)(s.agg.added + s.carried_samples), (unsigned long long)s.agg.filtered);
   if (s.carried_samples)
-    add_stat(st, &n, max, "before the JVM", "%llu native samples taken before the JVM started",
+    add_stat(st, &n, max, "before the JVM",
+             "%llu native samples taken before the JVM started (in every count of this summary)",
              (unsigned long long)s.carried_samples);
   if (ss->vthread > 0) {
     if (s.opt.walk == P2_WALK_SAFEPOINT)
@@ -580,6 +585,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   record_lost(&lost);
   p2_lost_free(&lost);
   p2_sampler_stats(&ss);
+  p2_sampler_stats_add(&ss, &s.carried_stats);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
   char title[256];
   snprintf(title, sizeof title, "profile2 %s profile of pid %d", s.opt.event_name, (int)getpid());
@@ -690,6 +696,11 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     carry_agg = s.agg;
     have_carry = true;
     s.carried_samples = s.agg.added;
+    p2_sampler_stats(&s.carried_stats);
+    /* The own-time line sets the handlers' time against the process's
+     * CPU time since this session's start (own_time.h): the native
+     * session's handlers ran before it. */
+    s.carried_stats.handler_ns = 0;
     memset(&s.agg, 0, sizeof s.agg); /* moved to carry_agg */
     p2_options_free(&s.opt);
     s.have_profile = false;
@@ -701,6 +712,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     goto out;
   } else {
     s.carried_samples = 0;
+    memset(&s.carried_stats, 0, sizeof s.carried_stats);
   }
   if (setup_once(err, errlen) != 0) goto out;
   struct p2_options opt;
@@ -959,6 +971,7 @@ void p2_session_status(char *buf, size_t len) {
   } else {
     struct p2_sampler_stats ss;
     p2_sampler_stats(&ss);
+    p2_sampler_stats_add(&ss, &s.carried_stats);
     char desc[256];
     p2_options_describe(&s.opt, desc, sizeof desc);
     snprintf(buf, len, "%s: %s; %llu samples", s.running ? "running" : "stopped", desc,

@@ -13,6 +13,13 @@ in every profile of it.
                printed by profile2 or the agent. A fixture under `run` answers
                `attach PID dump`, and a SIGTERM sent to profile2 reaches it:
                exit 143, the files written at its shutdown and listed.
+               Last, at 100 us with budget=1 (most signals throttled, those
+               of the launcher before the JVM starts too): the summary's
+               counts cover the whole profile, the native samples taken
+               before the JVM included (their session's counts carry over
+               into the JVM's): its weight is the signals' weight (plus
+               [lost] weight), its [throttled] weight the throttled count
+               (plus overruns).
   attach       a fixture JVM running in another directory: `attach PID -o
                FILE` starts (FILE relative to our directory, printed); a second
                start fails (1, one line); `dump -o FILE` writes FILE now;
@@ -253,6 +260,45 @@ def scenario_run(a):
     check(q.returncode == 128 + signal.SIGTERM, "run + SIGTERM: profile2 exits 143 like its JVM (%d)" % q.returncode)
     check(fwd in outputs(se) and hot_samples(fwd) > hot_samples(mid) > 0,
           "run + SIGTERM: the JVM wrote %s at its shutdown, listed by profile2 (%s)" % (fwd, show(se)))
+    run_counts(a)
+
+
+def run_counts(a):
+    """Every [throttled] sample is in the throttled count, the ones the
+    launcher's native session took before the JVM started included (a
+    clean-clone run, 2026-12-06: 'weight 2854 under [throttled], 2853
+    counted'; that session's counts were reset when the JVM's started)."""
+    w = os.path.join(a.workdir, "counts")
+    os.makedirs(w, exist_ok=True)
+    for f in glob.glob(os.path.join(w, "*")):
+        os.unlink(f)
+    rc, so, se = run([a.profile2, "run", "-i", "100us", "budget=1", "-o", "c.collapsed", "-o", "c.txt", "--",
+                      java(a), "-cp", a.classes, "CliFixture", "1", "0"], cwd=w)
+    coll, txt = os.path.join(w, "c.collapsed"), os.path.join(w, "c.txt")
+    if not check(rc == 0 and os.path.exists(coll) and os.path.exists(txt),
+                 "run counts: exit 0 and both files (%d: %s)" % (rc, show(se))):
+        return
+    with open(txt) as f:
+        summary = f.read()
+    sig = re.search(r"samples: (\d+) signals handled, weight (\d+)", summary)
+    thr = re.search(r"throttled: (\d+) signals not walked", summary)
+    before = re.search(r"before the JVM: (\d+) native samples", summary)
+    if not check(sig is not None and thr is not None, "run counts: the summary has the samples and throttled "
+                 "lines"):
+        return
+    signals, weight, throttled = int(sig.group(1)), int(sig.group(2)), int(thr.group(1))
+    stacks = read_collapsed(coll)
+    total = sum(n for _, n in stacks)
+    seen_thr = sum(n for frames, n in stacks if "[throttled]" in frames)
+    seen_lost = sum(n for frames, n in stacks if "[lost]" in frames)
+    print("      run counts: %s samples before the JVM; signals %d, weight %d, throttled %d; profile: weight %d, "
+          "[throttled] %d, [lost] %d" % (before.group(1) if before else "no", signals, weight, throttled, total,
+                                         seen_thr, seen_lost))
+    check(weight <= total <= weight + seen_lost,
+          "run counts: the profile's weight %d is the signals' %d (plus %d under [lost])" % (total, weight, seen_lost))
+    check(throttled <= seen_thr <= throttled + (weight - signals),
+          "run counts: weight %d under [throttled], %d counted in 'throttled' (plus %d of overruns)"
+          % (seen_thr, throttled, weight - signals))
 
 
 def scenario_attach(a):
@@ -393,6 +439,8 @@ def scenario_errors(a):
                              (["attach", "1", "-d", "soon"], "'soon'", 2),
                              (["frobnicate"], "'frobnicate'", 2),
                              (["run", "-e", "nosuchevent", "--", "true"], "nosuchevent", 125),
+                             (["run", "-o", "prof.bmp", "--", "true"], "prof.bmp", 125),
+                             (["attach", "1", "-o", "prof.svg"], "prof.svg", 2),
                              (["run", "true"], "'--'", 125),
                              (["report", "x.collapsed", "-o", "x.bmp"], "'x.bmp'", 2)):
         rc, so, se = run([P] + args, cwd=w)
