@@ -137,7 +137,11 @@ too_long:
   return fail(err, errlen, "agent options longer than %d bytes", P2_ARGS_OPTIONS_MAX - 1);
 }
 
-/* Check the joined string with the agent's parser. */
+/* Check the joined string with the agent's parser, and each file's format:
+ * the agent tells the format from the name only when the session starts,
+ * by which time `run` has started the program (it ran unprofiled, exit
+ * status 0, the one line on its stderr easy to miss) and `attach` has
+ * loaded the agent. */
 static int check_options(const char *options, struct checked *c, char *err, size_t errlen) {
   struct p2_options o;
   char perr[400];
@@ -146,6 +150,12 @@ static int check_options(const char *options, struct checked *c, char *err, size
   c->action = o.action;
   c->quiet = o.quiet;
   c->has_duration = o.duration_ns != 0;
+  for (int i = 0; rc == 0 && i < o.nfiles; i++)
+    if (p2_output_format_for_path(o.files[i]) == P2_OUT_UNKNOWN) {
+      snprintf(perr, sizeof perr, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
+               o.files[i]);
+      rc = -1;
+    }
   p2_options_free(&o);
   if (rc != 0) return fail(err, errlen, "bad agent option: %s", perr);
   return 0;

@@ -169,6 +169,11 @@ Test(args, run_bad_agent_options_are_named) {
   ASSERT_ERROR_NAMING(PARSE("run", "-e", "nosuchevent", "--", "java"), "nosuchevent");
   ASSERT_ERROR_NAMING(PARSE("run", "-i", "10parsecs", "--", "java"), "10parsecs");
   ASSERT_ERROR_NAMING(PARSE("run", "-o", "x.html", "file=y\\", "--", "java"), "file=y\\");
+  /* A name whose format the agent would refuse at its start, after the
+   * program was started (or the agent loaded) */
+  ASSERT_ERROR_NAMING(PARSE("run", "-o", "prof.bmp", "--", "java"), "prof.bmp");
+  ASSERT_ERROR_NAMING(PARSE("run", "-o", "x.html", "-o", "budget=1", "--", "java"), "budget=1");
+  ASSERT_ERROR_NAMING(PARSE("attach", "1", "-o", "prof.svg"), "prof.svg");
 }
 
 Test(args, run_refuses_actions_on_a_running_profiler) {
