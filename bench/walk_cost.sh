@@ -33,6 +33,8 @@
 #        NATIVE_PRETOUCH=stack|groups|cache|cachetlb reads, before each cold
 #        walk, what the name says (the experiment in bench/RESULTS.md, "where
 #        a cold step's time goes")
+#        FLOOR_WORDS (5) words per interpreted frame the signal-floor check
+#        reads (walk_cost_agent.c: 4 = those issue 14 item 2 names)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
@@ -87,7 +89,7 @@ for entry in "${jdks[@]}"; do
   name=${entry%%:*} home=${entry#*:}
   echo "- $name: $("$home/bin/java" -version 2>&1 | sed -n 2p)"
 done
-echo "- command: bench/walk_cost.sh $runs (BATCHES=$batches SIGNALS=$signals DEPTHS=\"$depths\" NATIVE_RUNS=$native_runs NATIVE_SAMPLES=$native_samples NATIVE_ONLY=$native_only JAVA_ONLY=$java_only)"
+echo "- command: bench/walk_cost.sh $runs (BATCHES=$batches SIGNALS=$signals DEPTHS=\"$depths\" NATIVE_RUNS=$native_runs NATIVE_SAMPLES=$native_samples NATIVE_ONLY=$native_only JAVA_ONLY=$java_only FLOOR_WORDS=${FLOOR_WORDS:-5})"
 echo
 [ "$native_only" = 1 ] || python3 - "$raw" <<'EOF'
 import collections, re, statistics, sys
@@ -145,6 +147,8 @@ for label, pick in (("median", statistics.median), ("fastest", min)):
 # against the plain walk of the shallowest, and what the caches did.
 cache = collections.defaultdict(collections.Counter)  # (jdk, mode, depth) -> sums
 skip = collections.defaultdict(collections.Counter)
+floor = collections.defaultdict(list)   # (jdk, mode, depth) -> [median ns of a run]
+floor_shape = {}
 for line in open(sys.argv[1]):
     kv = dict(re.findall(r"(\w+)=(\S+)", line))
     if " CACHE " in line:
@@ -153,6 +157,9 @@ for line in open(sys.argv[1]):
     elif " SKIP " in line:
         for k in ("walks", "frames", "mismatches"):
             skip[(kv["jdk"], kv["mode"], int(kv["depth"]))][k] += int(kv[k])
+    elif " FLOOR " in line and int(kv["n"]) > 0 and int(kv["frames"]) > 0:
+        floor[(kv["jdk"], kv["mode"], int(kv["depth"]))].append(float(kv["ns"]))
+        floor_shape[(kv["jdk"], kv["mode"], int(kv["depth"]))] = (int(kv["frames"]), int(kv["words_per_frame"]))
 if cache:
     print()
     print("Incremental walks (signal-cached): the deepest stack walked with its walk cache, against a plain walk "
@@ -181,6 +188,25 @@ if cache:
               f" | {t['reused_walks']:,} / {t['walks']:,}"
               f" | {t['reused_frames'] / rw:,.0f} | {t['verified_reads'] / rw:,.0f} | {k['walks']:,}"
               f" | {t['mismatches']}, {k['mismatches']} |")
+if floor:
+    print()
+    print("signal-floor: the least an exact check of the deepest stack's unchanged frames can cost (each noted"
+          " word of each interpreted frame loaded and XORed with its value, nothing else; see walk_cost_agent.c),"
+          " against the plain walk of the shallowest stack and the target's 3x:")
+    print()
+    print("| JDK | frames | interpreted frames noted | words per frame | check alone, deepest, ns | plain walk,"
+          " shallowest, ns | ratio | room left for the rest of the walk (3x minus the check), ns |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for (jdk, mode, d) in sorted(floor):
+        depths = sorted(dd for j, m, dd in floor if (j, m) == (jdk, mode))
+        if d != depths[-1]:
+            continue
+        p_lo = rows.get((jdk, mode, "signal", min(k[3] for k in rows if k[:3] == (jdk, mode, "signal"))))
+        if not p_lo:
+            continue
+        fl, pl = statistics.median(floor[(jdk, mode, d)]), statistics.median(p_lo)
+        frames, wpf = floor_shape[(jdk, mode, d)]
+        print(f"| {jdk} | {mode} | {frames:,} | {wpf} | {fl:,.0f} | {pl:,.0f} | {fl / pl:.2f} | {3 * pl - fl:,.0f} |")
 EOF
 
 if [ "$java_only" != 1 ]; then
