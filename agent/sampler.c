@@ -154,21 +154,25 @@ static void check_walk(ASGST_Iterator *it, const struct walk *w) {
   if (!p2_sampler_walks_again_alike(it, w->frames, w->n, true)) count(&st.kept_differ);
 }
 
-/* The methods of the frames this walk decoded (frames[0..decoded): the
- * kept ones a skip copies after them are interned already; a Java frame's
- * id holds its Method* until here), interned after the walk: first every
- * slot's cache line asked for, then the interns. Interned one by one as
- * decoded, each intern's first load of its slot in the 16 MiB table missed
- * the CPU's caches (javac's main thread: 14-17 % of its handler time on
- * that one load, perf, 2-CPU EPYC VM); asked for together, the misses
- * overlap. The methods stay alive meanwhile: the thread is stopped in this
- * handler. Context: AS-Safe. */
-static void intern_decoded(struct p2_rframe *frames, uint32_t decoded) {
-  for (uint32_t i = 0; i < decoded; i++)
+void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f) {
+  if (f->type == ASGST_FRAME_NON_JAVA) {
+    p2_sampler_fill_frame(r, it, f, true); /* no method: on_stack does not matter */
+    return;
+  }
+  fill_fields(r, f);
+  r->id = (uint64_t)(uintptr_t)f->method;
+}
+
+/* Interned one by one as decoded, each intern's first load of its slot in
+ * the 16 MiB table missed the CPU's caches (javac's main thread: 14-17 % of
+ * its handler time on that one load, perf, 2-CPU EPYC VM); asked for
+ * together, the misses overlap. */
+void p2_sampler_intern_frames(struct p2_rframe *frames, uint32_t n, bool on_stack) {
+  for (uint32_t i = 0; i < n; i++)
     if (frames[i].type != ASGST_FRAME_NON_JAVA) p2_methods_prefetch((ASGST_Method)(uintptr_t)frames[i].id);
-  for (uint32_t i = 0; i < decoded; i++)
+  for (uint32_t i = 0; i < n; i++)
     if (frames[i].type != ASGST_FRAME_NON_JAVA)
-      frames[i].id = p2_methods_intern((ASGST_Method)(uintptr_t)frames[i].id, true);
+      frames[i].id = p2_methods_intern((ASGST_Method)(uintptr_t)frames[i].id, on_stack);
 }
 
 /* Context: AS-Safe (ASGST_RunWithIterator's callback, in the handler). */
@@ -180,16 +184,13 @@ static void collect(ASGST_Iterator *it, void *arg) {
   for (;;) {
     if (w->keep != NULL && !w->skipped) take_kept(it, w);
     if (w->error != 0 || w->n >= w->max || (rc = ASGST_NextFrame(it, &f)) != 1) break;
-    struct p2_rframe *r = &w->frames[w->n++];
+    p2_sampler_fill_frame_later(&w->frames[w->n++], it, &f);
     decoded = w->n;
-    if (f.type == ASGST_FRAME_NON_JAVA) {
-      p2_sampler_fill_frame(r, it, &f, true);
-    } else {
-      fill_fields(r, &f);
-      r->id = (uint64_t)(uintptr_t)f.method;
-    }
   }
-  intern_decoded(w->frames, decoded);
+  /* The kept frames a skip copied after the decoded ones are interned
+   * already. The methods stay alive meanwhile: the thread is stopped in
+   * this handler. */
+  p2_sampler_intern_frames(w->frames, decoded, true);
   if (w->error != 0) return;
   if (w->n == w->max) {
     /* peeking at the next frame may cost an unwind step: not for a

@@ -114,6 +114,17 @@ void p2_sampler_reset_stats(void);
  * code it is in (P2_RFRAME_VM_CODE). Context: AS-Safe. */
 void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack);
 
+/* The same, but a Java frame's id holds its Method* until
+ * p2_sampler_intern_frames interns it: a walk that fills all its frames
+ * this way, then interns them together, has their slots' cache misses
+ * overlap instead of coming one per frame. Context: AS-Safe. */
+void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f);
+
+/* Intern the Method*s that p2_sampler_fill_frame_later left in
+ * frames[0..n) (on_stack as for p2_methods_intern): every slot's cache line
+ * asked for first, then the interns. Context: AS-Safe. */
+void p2_sampler_intern_frames(struct p2_rframe *frames, uint32_t n, bool on_stack);
+
 /* Walk the interrupted stack in the handler and record it (walk=signal, and
  * the fallback of walk=safepoint); vthread: the virtual thread it runs, 0
  * for none. Context: AS-Safe. */

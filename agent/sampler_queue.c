@@ -158,6 +158,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   struct p2_walk_keep *k = owned && qc->keep != NULL && qc->keep->gen != 0 ? qc->keep : NULL;
   ASGST_Frame f;
   int rc = 0;
+  uint32_t decoded = 0; /* frames[0..decoded) from ASGST_NextFrame: a skip, at most one, ends the element */
   for (;;) {
     if (k != NULL && !skipped) {
       bool cut = false;
@@ -170,10 +171,16 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
       if (cut) r->flags |= P2_REC_TRUNCATED;
     }
     if (r->nframes >= cap || (rc = ASGST_NextFrame(it, &f)) != 1) break;
-    /* Not on a stopped stack: its frames may have returned since the
-     * capture (methods.h, p2_methods_intern). */
-    p2_sampler_fill_frame(&r->frames[r->nframes++], it, &f, false);
+    if (skipped) { /* not after a whole element's skip (it ends there), but never intern a slot twice */
+      p2_sampler_fill_frame(&r->frames[r->nframes++], it, &f, false);
+      continue;
+    }
+    p2_sampler_fill_frame_later(&r->frames[r->nframes++], it, &f);
+    decoded = r->nframes;
   }
+  /* Not on a stopped stack: its frames may have returned since the capture
+   * (methods.h, p2_methods_intern). The kept frames are interned already. */
+  p2_sampler_intern_frames(r->frames, decoded, false);
   if (r->error != 0) {
     atomic_fetch_add(&errors, 1);
   } else if (r->nframes == cap) {
