@@ -687,14 +687,14 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   int rc = -1;
   struct p2_cct carry;
   struct p2_aggregator carry_agg; /* its per-thread weights; its tree is carry */
-  bool have_carry = false;
+  bool have_carry = false, took_over = false;
   if (s.running && s.paused && !s.java && java) {
     /* LD_PRELOAD: the JVM is up; the native session's profile carries
      * over into the Java session. */
     stop_locked();
     carry = s.cct;
     carry_agg = s.agg;
-    have_carry = true;
+    have_carry = took_over = true;
     s.carried_samples = s.agg.added;
     p2_sampler_stats(&s.carried_stats);
     /* The own-time line sets the handlers' time against the process's
@@ -870,7 +870,9 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
   char desc[256], how[512];
   p2_options_describe(&s.opt, desc, sizeof desc);
   s.engine->describe(how, sizeof how);
-  p2_log_info("profiling started: %s (%s)", desc, how);
+  /* Under LD_PRELOAD the process's own session said "started" already;
+   * a second "started" for the same program read as two profilers. */
+  p2_log_info("%s: %s (%s)", took_over ? "the JVM is up, profiling goes on in it" : "profiling started", desc, how);
   s.paused = false;
   rc = 0;
 out:
