@@ -102,11 +102,11 @@ void p2_sampler_fork_child(void);
 
 /* Counters since the last reset. Context: Anywhere. */
 void p2_sampler_stats(struct p2_sampler_stats *out);
+void p2_sampler_reset_stats(void);
 
 /* to += from, field by field (a session that took over another's profile
  * adds that one's counts). Context: Anywhere. */
 void p2_sampler_stats_add(struct p2_sampler_stats *to, const struct p2_sampler_stats *from);
-void p2_sampler_reset_stats(void);
 
 /* r from the frame the iterator it just gave: a Java frame's method slot
  * (p2_methods_intern, on_stack as there: whether the frame is on a stopped
