@@ -168,21 +168,30 @@ static bool same_frame(const ASGST_Frame *a, const ASGST_Frame *b) {
          a->pc == b->pc && a->sp == b->sp && a->fp == b->fp;
 }
 
+/* The walks' frames, one pair per fixture thread (slot): only that thread
+ * uses its pair, one signal at a time. Not __thread: in a shared library
+ * a thread's first access to it allocates its block with malloc, and a
+ * handler that interrupted malloc then deadlocks on malloc's lock (seen:
+ * async-walk-calls and async-walk-xint hung until their timeout, 1 run in
+ * ~50, the worker stuck in __tls_get_addr -> malloc inside this handler,
+ * over an interrupted G1 buffer allocation). */
+static struct all_frames plains[2], cacheds[2];
+
 /* Context: signal handler. The plain walk and the cached one of the same
  * stopped stack must agree frame for frame. */
 static void check_cached(void *uc, int slot) {
-  static __thread struct all_frames plain, cached;
+  struct all_frames *plain = &plains[slot], *cached = &cacheds[slot];
   for (int nat = 0; nat < 2; nat++) {
     int opts = nat ? ASGST_INCLUDE_NON_JAVA_FRAMES : 0;
-    int k1 = ASGST_RunWithIterator(uc, opts, collect_all, &plain);
-    int k2 = profile2_run_with_iterator_cached(uc, opts, caches[slot][nat], collect_all, &cached);
+    int k1 = ASGST_RunWithIterator(uc, opts, collect_all, plain);
+    int k2 = profile2_run_with_iterator_cached(uc, opts, caches[slot][nat], collect_all, cached);
     if (k1 <= 0 && k2 <= 0) continue;
     atomic_fetch_add(&cached_walks, 1);
-    atomic_fetch_add(&cached_frames, cached.n);
-    bool same = k1 == k2 && plain.n == cached.n && plain.end == cached.end;
+    atomic_fetch_add(&cached_frames, cached->n);
+    bool same = k1 == k2 && plain->n == cached->n && plain->end == cached->end;
     int at = -1;
-    for (int i = 0; same && i < plain.n; i++)
-      if (!same_frame(&plain.f[i], &cached.f[i])) same = false, at = i;
+    for (int i = 0; same && i < plain->n; i++)
+      if (!same_frame(&plain->f[i], &cached->f[i])) same = false, at = i;
     if (!same) {
       atomic_fetch_add(&cached_diffs, 1);
       if (atomic_fetch_add(&ndiff_dumps, 1) < 3) {
@@ -190,7 +199,7 @@ static void check_cached(void *uc, int slot) {
         int len = snprintf(line, sizeof line,
                            "async walks: cached walk differs (native %d): kinds %d/%d, frames %d/%d, end %d/%d, "
                            "first different frame %d\n",
-                           nat, k1, k2, plain.n, cached.n, plain.end, cached.end, at);
+                           nat, k1, k2, plain->n, cached->n, plain->end, cached->end, at);
         if (len > 0) (void)!write(2, line, (size_t)len);
       }
     }
