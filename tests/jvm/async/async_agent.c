@@ -172,9 +172,10 @@ static bool same_frame(const ASGST_Frame *a, const ASGST_Frame *b) {
  * uses its pair, one signal at a time. Not __thread: in a shared library
  * a thread's first access to it allocates its block with malloc, and a
  * handler that interrupted malloc then deadlocks on malloc's lock (seen:
- * async-walk-calls and async-walk-xint hung until their timeout, 1 run in
- * ~50, the worker stuck in __tls_get_addr -> malloc inside this handler,
- * over an interrupted G1 buffer allocation). */
+ * async-walk-calls and async-walk-xint hung until their timeout in two
+ * clean-clone runs; one hang in 16 runs of a loop, the worker stuck in
+ * __tls_get_addr -> malloc inside this handler, over an interrupted G1
+ * buffer allocation). */
 static struct all_frames plains[2], cacheds[2];
 
 /* Context: signal handler. The plain walk and the cached one of the same
