@@ -40,6 +40,10 @@ enum p2_output_format {
  * P2_OUT_UNKNOWN if none fits. Context: Anywhere. */
 enum p2_output_format p2_output_format_for_path(const char *path);
 
+/* What a refusal of a path of P2_OUT_UNKNOWN says after naming it: one
+ * text for the agent's options and the profile2 command. */
+#define P2_OUTPUT_UNKNOWN_FORMAT "unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)"
+
 /* A line of the summary's header: "label: value". */
 struct p2_output_stat {
   const char *label;
@@ -74,13 +78,6 @@ struct p2_output_meta {
   size_t nthreads;
 };
 
-/* Write t in format to path (see the atomic-replace rule above). Returns 0,
- * or -1 with one line in err (at most errlen bytes, NUL-terminated) naming
- * the path and the reason. t's totals must be current (p2_cct_totals).
- * Refused without touching anything: an unknown format, and a path that
- * exists but is not a regular file (a symbolic link, a directory, a device
- * or FIFO that the rename would remove). The file is created 0644 (less the
- * umask); an existing file's mode is not kept. Context: Anywhere. */
 /* Whether path could be written when the session ends, checked when it
  * starts: not a link, directory or special file, and in an existing
  * directory that takes new files. 0, or -1 with err set. A profile that
@@ -88,6 +85,13 @@ struct p2_output_meta {
  * missing. Context: Anywhere (not in a signal handler). */
 int p2_output_check_path(const char *path, char *err, size_t errlen);
 
+/* Write t in format to path (see the atomic-replace rule above). Returns 0,
+ * or -1 with one line in err (at most errlen bytes, NUL-terminated) naming
+ * the path and the reason. t's totals must be current (p2_cct_totals).
+ * Refused without touching anything: an unknown format, and a path that
+ * exists but is not a regular file (a symbolic link, a directory, a device
+ * or FIFO that the rename would remove). The file is created 0644 (less the
+ * umask); an existing file's mode is not kept. Context: Anywhere. */
 int p2_output_write(const struct p2_cct *t, const struct p2_output_meta *meta, enum p2_output_format format,
                     const char *path, char *err, size_t errlen);
 

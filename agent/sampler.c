@@ -184,6 +184,10 @@ static void collect(ASGST_Iterator *it, void *arg) {
   for (;;) {
     if (w->keep != NULL && !w->skipped) take_kept(it, w);
     if (w->error != 0 || w->n >= w->max || (rc = ASGST_NextFrame(it, &f)) != 1) break;
+    if (w->skipped) { /* profile2.h: nothing follows a skip; were it to, the kept frames would be interned twice */
+      w->error = PROFILE2_INCONSISTENT_VM_DATA;
+      break;
+    }
     p2_sampler_fill_frame_later(&w->frames[w->n++], it, &f);
     decoded = w->n;
   }

@@ -171,9 +171,9 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
       if (cut) r->flags |= P2_REC_TRUNCATED;
     }
     if (r->nframes >= cap || (rc = ASGST_NextFrame(it, &f)) != 1) break;
-    if (skipped) { /* not after a whole element's skip (it ends there), but never intern a slot twice */
-      p2_sampler_fill_frame(&r->frames[r->nframes++], it, &f, false);
-      continue;
+    if (skipped) { /* profile2.h: nothing follows a skip; were it to, the kept frames would be interned twice */
+      r->error = PROFILE2_INCONSISTENT_VM_DATA;
+      break;
     }
     p2_sampler_fill_frame_later(&r->frames[r->nframes++], it, &f);
     decoded = r->nframes;

@@ -573,6 +573,13 @@ static void free_tree_copy(struct tree_copy *c) {
   c->made = false;
 }
 
+/* The sampler's counts of this session, and of the native session it took
+ * over under LD_PRELOAD: every count the summary reports covers both. */
+static void session_stats(struct p2_sampler_stats *ss) {
+  p2_sampler_stats(ss);
+  p2_sampler_stats_add(ss, &s.carried_stats);
+}
+
 /* Write the files; caller holds session_lock. */
 static int write_files(char *const *files, int nfiles, char *err, size_t errlen, bool log_summary) {
   struct p2_sampler_stats ss;
@@ -584,8 +591,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
   collect();
   record_lost(&lost);
   p2_lost_free(&lost);
-  p2_sampler_stats(&ss);
-  p2_sampler_stats_add(&ss, &s.carried_stats);
+  session_stats(&ss);
   size_t nstats = make_stats(stats, sizeof stats / sizeof stats[0], &ss);
   char title[256];
   snprintf(title, sizeof title, "profile2 %s profile of pid %d", s.opt.event_name, (int)getpid());
@@ -626,7 +632,7 @@ static int write_files(char *const *files, int nfiles, char *err, size_t errlen,
     if (path == NULL) {
       snprintf(e, sizeof e, "file=%s: out of memory", files[i]);
     } else if (f == P2_OUT_UNKNOWN) {
-      snprintf(e, sizeof e, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)", path);
+      snprintf(e, sizeof e, "file=%s: " P2_OUTPUT_UNKNOWN_FORMAT, path);
     } else if (p2_output_write(tree, &meta, f, path, e, sizeof e) == 0) {
       if (at < sizeof written)
         at += (size_t)snprintf(written + at, sizeof written - at, "%s%s", at ? ", " : "", path);
@@ -759,8 +765,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
     bool as_given = path != NULL && strcmp(path, opt.files[i]) == 0;
     free(path);
     if (f == P2_OUT_UNKNOWN) {
-      snprintf(err, errlen, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
-               opt.files[i]);
+      snprintf(err, errlen, "file=%s: " P2_OUTPUT_UNKNOWN_FORMAT, opt.files[i]);
       p2_options_free(&opt);
       goto out;
     }
@@ -972,8 +977,7 @@ void p2_session_status(char *buf, size_t len) {
     snprintf(buf, len, "idle: no session has run");
   } else {
     struct p2_sampler_stats ss;
-    p2_sampler_stats(&ss);
-    p2_sampler_stats_add(&ss, &s.carried_stats);
+    session_stats(&ss);
     char desc[256];
     p2_options_describe(&s.opt, desc, sizeof desc);
     snprintf(buf, len, "%s: %s; %llu samples", s.running ? "running" : "stopped", desc,

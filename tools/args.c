@@ -152,8 +152,7 @@ static int check_options(const char *options, struct checked *c, char *err, size
   c->has_duration = o.duration_ns != 0;
   for (int i = 0; rc == 0 && i < o.nfiles; i++)
     if (p2_output_format_for_path(o.files[i]) == P2_OUT_UNKNOWN) {
-      snprintf(perr, sizeof perr, "file=%s: unknown format (use .collapsed, .folded, .html, .pb.gz or .txt)",
-               o.files[i]);
+      snprintf(perr, sizeof perr, "file=%s: " P2_OUTPUT_UNKNOWN_FORMAT, o.files[i]);
       rc = -1;
     }
   p2_options_free(&o);
@@ -324,10 +323,7 @@ static int parse_report(int argc, char *const argv[], struct p2_args *out, char 
     return fail(err, errlen, "report: missing INPUT (a collapsed-stack file, or - for stdin)");
   if (out->output == NULL) return fail(err, errlen, "report: missing -o OUTPUT");
   if (p2_output_format_for_path(out->output) == P2_OUT_UNKNOWN)
-    return fail(err, errlen,
-                "report: cannot tell the format of '%s' from its name (expected .html, .pb.gz, .txt, "
-                ".collapsed or .folded)",
-                out->output);
+    return fail(err, errlen, "report: -o '%s': " P2_OUTPUT_UNKNOWN_FORMAT, out->output);
   return 0;
 }
 
