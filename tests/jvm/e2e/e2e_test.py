@@ -40,7 +40,8 @@ text summary, and checks:
             per-thread section, whose tid is the task read in /proc.
             Expected samples = CPU time / interval; the weight the summary
             gives the thread (= samples with perf, samples + timer
-            overruns with timers) must be within 20 %. The process as a
+            overruns with timers) must be within 20 % (35 % below under
+            ASan, whose handlers' time on the thread goes unsampled). The process as a
             whole (every thread, from wait4's rusage) is reported and must
             be within 0.7 .. 1.2: it includes the JVM's start-up and exit,
             and threads that live shorter than the agent's 200 ms rescan.
@@ -100,6 +101,12 @@ def check(cond, what):
     if not cond:
         FAILURES.append(what)
     return cond
+
+
+def under_asan():
+    """Whether this run is the ASan build's (tests/jvm preloads its runtime
+    into java): its handlers take 2-4x as long, which some limits allow."""
+    return "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 def info(what):
@@ -457,9 +464,21 @@ def check_profile(a, label, base, r, prefixes, busy_name="main"):
     # work plus the profiler's handlers) missed by 2 ms in that run.
     check(cpu_ns >= 1e9, "%s: the busy thread used %.2f s of CPU (at least 1 s: enough for the rate check)"
           % (label, cpu_ns / 1e9))
-    check(abs(weight - expected) <= 0.2 * expected,
-          "%s: %s has %d intervals of samples for %.0f expected (CPU %.3f s / %s; %+.1f %%, within 20 %%)"
-          % (label, name, weight, expected, cpu_ns / 1e9, a.interval, 100 * (weight - expected) / expected))
+    # Below the expected count: the perf counter stops at its overflow until
+    # the handler has re-armed it (agent/sampler.c), so the kernel's
+    # delivery of each signal and the handler's own time on the thread are
+    # never sampled (the profiler's time is not the program's). Measured
+    # (2026-12-06, AMD EPYC VM, two suite runs of each build: docs/testing.md,
+    # "The rate check"): plain -3.5 .. -9.9 % in 26 checks (javac and ant
+    # the most), ASan -7.3 .. -17.2 % in 28 (its handlers 2-4x as long,
+    # javac's main at the 10 % budget).
+    # Held to twice the largest: 20 % plain, 35 % under ASan below; 20 %
+    # above in both (nothing makes samples up).
+    under = 0.35 if under_asan() else 0.2
+    check(-under * expected <= weight - expected <= 0.2 * expected,
+          "%s: %s has %d intervals of samples for %.0f expected (CPU %.3f s / %s; %+.1f %%, within -%d .. +20 %%)"
+          % (label, name, weight, expected, cpu_ns / 1e9, a.interval, 100 * (weight - expected) / expected,
+             round(100 * under)))
     proc_expected = r.cpu * 1e9 / interval_ns
     ratio = total / proc_expected if proc_expected else 0
     check(0.7 <= ratio <= 1.2, "%s: the whole profile has %d intervals for %.0f expected from the process's CPU "
@@ -617,7 +636,7 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
     # at a time there; held to 38 %, twice the largest: this build's check
     # is that throttling stays a minority, the plain build's is the figure.
     if a.walk == "signal" and a.interval == "1ms" and signals:
-        most = 0.38 if "libasan" in os.environ.get("LD_PRELOAD", "") else 0.06
+        most = 0.38 if under_asan() else 0.06
         check(thr <= most * int(signals.group(1)), "%s: %d of %s signals throttled (at most %d %%)"
               % (label, thr, signals.group(1), 100 * most))
     for kind, counter in (("unknown_Java", un_java), ("unknown", un_native)):
