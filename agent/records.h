@@ -25,7 +25,9 @@
  * native ones; for native frames in the JVM's generated code
  * (P2_RFRAME_VM_CODE), the pointer to HotSpot's name of that code
  * (profile2_frame_code_name: a string in libjvm, valid for the process's
- * life, taken in the handler so that a blob freed since cannot rename it). */
+ * life, taken in the handler so that a blob freed since cannot rename it;
+ * or libprofile2's name for the native frames a queue element could not
+ * hold). */
 struct p2_rframe {
   uint64_t id;
   int32_t bci;    /* -1 if none */

@@ -495,7 +495,11 @@ typedef struct {
 /* Register a queue of size elements for the thread of env (the current
  * thread if env is NULL) with handler fun and argument. options:
  * ASGST_INCLUDE_NON_JAVA_FRAMES (elements also capture the native frames
- * above the first Java frame, and their iterators yield C frames), and
+ * above the first Java frame, and their iterators yield C frames: up to
+ * 16; of a deeper native stack the top 15, then one frame standing for the
+ * rest, with a NULL pc, named "[native frames not captured]" by
+ * profile2_frame_code_name; compression still tells such stacks apart by
+ * the frames left out), and
  * PROFILE2_QUEUE_CAPTURE(k). Returns NULL for a thread that is not a Java
  * thread, for profile2's own drainer thread (a Java daemon thread named
  * "profile2 queue drainer", which JVMTI ThreadStart reports like any other),
@@ -662,7 +666,10 @@ PROFILE2_API int ASGST_GetEnqueuableElement(void *ucontext, ASGST_QueueElement *
  * has no such race. Otherwise let arg point to memory of your own that the
  * element handler marks as taken, and compress only into an untaken one
  * (examples/queue_sampler). A full queue refuses the sample even when it
- * equals the youngest element (the capture needs the free slot).
+ * equals the youngest element (the capture needs the free slot). An
+ * element of profile2_enqueue_or_add whose drain has already taken its arg
+ * is not matched (the capture is queued); a drain may still take it right
+ * after the match, and then its arg no longer holds a count (below).
  * Context: AS-Safe, as ASGST_Enqueue. */
 PROFILE2_API int profile2_enqueue_or_match(ASGST_Queue *queue, void *ucontext, void *argument,
                                            ASGST_QueueElement **same);
@@ -809,7 +816,9 @@ PROFILE2_API jlong profile2_virtual_thread_id(void);
  * it later, even after the blob was freed. A blob whose name is not there
  * (a copy in the C heap) is named by its kind instead ("upcall_stub").
  * For a safepoint-queue element's captured frames, the name was taken in
- * the signal handler that captured them.
+ * the signal handler that captured them; the frame that stands for the
+ * native frames an element could not hold (ASGST_RegisterQueue) is named
+ * "[native frames not captured]", a string of profile2's.
  * Context: AS-Safe; inside the handler that received the iterator. */
 PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
 

@@ -147,6 +147,14 @@ P2_AS_SAFE static bool fold_add(struct p2_capture *last, uintptr_t add) {
   return true;
 }
 
+/* For profile2_enqueue_or_match: has the drain already taken last's arg?
+ * Only an element of profile2_enqueue_or_add tells (P2_ARG_TAKEN); its
+ * handler has the arg, so anything folded into it now would be lost.
+ * Context: AS-Safe. */
+P2_AS_SAFE static bool arg_taken(struct p2_capture *last) {
+  return last->add_arg && __atomic_load_n((uintptr_t *)(void *)&last->elem.arg, __ATOMIC_ACQUIRE) == P2_ARG_TAKEN;
+}
+
 /* ASGST_Enqueue, profile2_enqueue_or_match and profile2_enqueue_or_add.
  * FOLD_NONE: queue whatever is captured. Else, when the capture equals the
  * youngest unclaimed element's: FOLD_MATCH queues nothing and hands that
@@ -182,7 +190,7 @@ P2_AS_SAFE static int enqueue(ASGST_Queue *queue, void *ucontext, void *argument
      * element meanwhile, and its frames never change once committed (a
      * drain may claim it, but only we reuse its slot). */
     struct p2_capture *last = p2_queue_element(queue->ring, -1);
-    if (last != NULL && p2_capture_same(c, last) && (fold == FOLD_MATCH || fold_add(last, add))) {
+    if (last != NULL && p2_capture_same(c, last) && (fold == FOLD_MATCH ? !arg_taken(last) : fold_add(last, add))) {
       p2_queue_unreserve(queue->ring);
       atomic_fetch_add_explicit(&queue->compressed, 1, memory_order_relaxed);
       if (same != NULL) *same = &last->elem;

@@ -16,6 +16,34 @@ size_t p2_capture_size(int below, int options) {
   return sizeof(struct p2_capture) + (size_t)(natives + 1 + below) * sizeof(struct p2_cframe);
 }
 
+/* Fold a native frame the capture has no slot for into the gap frame
+ * (capture.h). */
+P2_AS_SAFE static void gap_add(struct p2_cframe *gap, const ASGST_Frame *f) {
+  const uint64_t words[3] = {(uint64_t)(uintptr_t)f->pc, (uint64_t)(uintptr_t)f->sp, (uint64_t)(uintptr_t)f->fp};
+  uint64_t h = (uint64_t)(uintptr_t)gap->method;
+  for (int i = 0; i < 3; i++) {
+    h ^= words[i];
+    h *= UINT64_C(0x100000001b3); /* FNV-1a's prime, a word at a time */
+    h ^= h >> 29;
+  }
+  gap->method = (const void *)(uintptr_t)h;
+  gap->compile_id++;
+}
+
+/* Turn cf, a recorded native frame, into the gap frame standing for it. */
+P2_AS_SAFE static void gap_open(struct p2_cframe *cf) {
+  ASGST_Frame first = {.pc = (void *)cf->pc, .sp = (void *)cf->sp, .fp = (void *)cf->fp};
+  memset(cf, 0, sizeof *cf);
+  cf->sp = first.sp;
+  cf->fp = first.fp;
+  cf->code = P2_CAPTURE_GAP_NAME;
+  cf->kind = P2_PHYS_NATIVE;
+  cf->comp_level = -1;
+  cf->bci = -1;
+  cf->method = (const void *)(uintptr_t)UINT64_C(0xcbf29ce484222325); /* FNV's offset basis */
+  gap_add(cf, &first);
+}
+
 /* Record the frame the walker just decoded (f) into cf. */
 P2_AS_SAFE static void record(struct p2_cframe *cf, struct p2_walker *w, const ASGST_Frame *f) {
   cf->pc = f->pc;
@@ -75,8 +103,15 @@ P2_AS_SAFE int p2_capture_take(struct p2_capture *c, void *java_thread, const st
     }
     bool java = f.type != ASGST_FRAME_NON_JAVA;
     if (c->first_java < 0 && !java) {
-      /* native frames on top of the first Java frame */
-      if (natives++ >= max_natives) continue;
+      /* native frames on top of the first Java frame: the last slot
+       * becomes the gap frame when there are more than slots */
+      if (natives++ >= max_natives) {
+        if (max_natives == 0) continue;
+        struct p2_cframe *gap = &c->frames[c->nframes - 1];
+        if (natives == max_natives + 1) gap_open(gap);
+        gap_add(gap, &f);
+        continue;
+      }
     } else if (c->first_java >= 0) {
       if (after >= below) {
         /* Frames continue below (end stays 1); this one, already decoded,

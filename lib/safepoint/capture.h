@@ -15,8 +15,20 @@
 #include "profile2.h"
 #include "walk/walker.h"
 
-/* Native frames kept above the first Java frame (ASGST_INCLUDE_NON_JAVA_FRAMES). */
+/* Native frames kept above the first Java frame (ASGST_INCLUDE_NON_JAVA_FRAMES).
+ * A stack with more keeps the top P2_CAPTURE_MAX_NATIVE - 1 and, in the last
+ * slot, a gap frame standing for the others (p2_capture_gap). */
 #define P2_CAPTURE_MAX_NATIVE 16
+
+/* The gap frame: kind P2_PHYS_NATIVE, pc NULL, code P2_CAPTURE_GAP_NAME
+ * (the name profile2_frame_code_name gives it), sp and fp those of the
+ * first frame it stands for, compile_id how many it stands for and method
+ * a hash of their pc, sp and fp. Why the hash: two stacks that differ only
+ * below the kept natives (ASan's allocator under the VM's malloc has 18
+ * native frames; the same top frames called from two sites) are different
+ * stacks, and p2_capture_same, which compares every field, keeps them
+ * apart (but for a 64-bit hash collision). */
+#define P2_CAPTURE_GAP_NAME "[native frames not captured]"
 /* Upper bound of K (physical frames below the first Java frame): what
  * PROFILE2_QUEUE_CAPTURE's 7 bits hold. */
 #define P2_CAPTURE_MAX_BELOW 127

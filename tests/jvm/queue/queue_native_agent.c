@@ -1,6 +1,7 @@
 /* Compression inside one long JNI call (NativeFixture.java): a thread in
- * nativeSpin recurses in C to depths 1..5 in turn, sleeping ~2 ms at the
- * bottom, while SIGPROF arrives every 200 us. Its queue captures the
+ * nativeSpin recurses in C to depths 1..5 in turn, then twice to DEEP
+ * (through deep_a, then deep_b), sleeping ~2 ms at the bottom, while
+ * SIGPROF arrives every 200 us. Its queue captures the
  * native frames (ASGST_INCLUDE_NON_JAVA_FRAMES), and every sample goes
  * through profile2_enqueue_or_match or, in alternate runs of 64 signals,
  * profile2_enqueue_or_add.
@@ -14,6 +15,15 @@
  * truth's native frames; and the old compression key (pc, sp, fp of the
  * top Java frame, ASGST_GetEnqueuableElement) would have merged different
  * native stacks (so the test can see the defect it guards against).
+ *
+ * The DEEP rounds have more native frames than an element holds
+ * (P2_CAPTURE_MAX_NATIVE, 16): the element yields the top 15 and a gap
+ * frame (NULL pc, named "[native frames not captured]"), checked against
+ * the truth. deep_a's and deep_b's stacks agree on those 15 frames, pc,
+ * sp and fp, and differ only below: a capture that compared the kept
+ * frames alone would merge them (it did: ASan's allocator under the VM's
+ * malloc has 18 native frames, and one CI run merged two such stacks).
+ * Counted: such pairs met (the defect is exercised) and merges (none).
  *
  * profile2_enqueue_or_add is checked for lost weight: the drainer cannot
  * stop a thread inside a JNI call (JVMTI suspends it only when it comes
@@ -47,8 +57,15 @@
  * told apart (seq), counted and not compared. */
 #define RING_BITS 16
 #define RING (1u << RING_BITS)
-#define MAX_NATIVE 24
+#define MAX_NATIVE 32
 #define MAX_DEPTH 5
+/* Deeper than an element holds: the leaf's libc frames, DEEP + 1 descend
+ * frames, then deep_a or deep_b (at index ~20 < MAX_NATIVE). */
+#define DEEP 17
+/* What an element holds, and the name of the frame for the rest
+ * (profile2.h, ASGST_RegisterQueue). */
+#define ELEM_NATIVE 16
+#define GAP_NAME "[native frames not captured]"
 /* Args of profile2_enqueue_or_add's elements: tag, count above bit
  * RING_BITS, the truth's index below. */
 #define ADD_TAG ((uintptr_t)1 << 62)
@@ -59,6 +76,7 @@
 struct truth {
   _Atomic uint32_t seq; /* the sample number that wrote it last */
   int32_t n;            /* native frames above the first Java frame (<= MAX_NATIVE kept) */
+  int32_t gap;          /* an element's: index of its gap frame, or -1 */
   void *pc[MAX_NATIVE];
 };
 
@@ -70,21 +88,37 @@ static ASGST_Queue *_Atomic queue;
 static atomic_uint next_sample;
 static atomic_bool stop;
 static atomic_long signals, truth_lost, enqueued, compressed, merged_distinct, old_key_merges, refused,
-    handled, elem_mismatch, truth_rewritten, depth_seen[MAX_NATIVE + 1], add_accepted, add_compressed, add_counted;
-
-/* Context: signal handler. */
-static void collect(ASGST_Iterator *it, void *arg) {
-  struct truth *t = arg;
-  ASGST_Frame f;
-  t->n = 0;
-  while (ASGST_NextFrame(it, &f) == 1 && f.type == ASGST_FRAME_NON_JAVA)
-    if (t->n < MAX_NATIVE) t->pc[t->n++] = f.pc;
-}
+    handled, elem_mismatch, truth_rewritten, depth_seen[MAX_NATIVE + 1], add_accepted, add_compressed, add_counted,
+    gap_elements, gap_pairs, matched_taken;
 
 static bool same_natives(const struct truth *a, const struct truth *b) {
   if (a->n != b->n) return false;
   for (int i = 0; i < a->n; i++)
     if (a->pc[i] != b->pc[i]) return false;
+  return true;
+}
+
+/* Context: signal handler, or queue handler. */
+static void collect(ASGST_Iterator *it, void *arg) {
+  struct truth *t = arg;
+  ASGST_Frame f;
+  t->n = 0;
+  t->gap = -1;
+  while (ASGST_NextFrame(it, &f) == 1 && f.type == ASGST_FRAME_NON_JAVA) {
+    const char *name = profile2_frame_code_name(it);
+    if (f.pc == NULL && t->gap < 0 && name != NULL && strcmp(name, GAP_NAME) == 0) t->gap = t->n;
+    if (t->n < MAX_NATIVE) t->pc[t->n++] = f.pc;
+  }
+}
+
+/* Does elem (an element's frames) stand for truth: the same native frames
+ * or, for a truth deeper than an element holds, its top ELEM_NATIVE - 1
+ * and the gap frame? Context: queue handler. */
+static bool elem_stands_for(const struct truth *elem, const struct truth *truth) {
+  if (truth->n <= ELEM_NATIVE) return elem->gap < 0 && same_natives(elem, truth);
+  if (elem->n != ELEM_NATIVE || elem->gap != ELEM_NATIVE - 1) return false;
+  for (int i = 0; i < ELEM_NATIVE - 1; i++)
+    if (elem->pc[i] != truth->pc[i]) return false;
   return true;
 }
 
@@ -108,6 +142,14 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   if (last != NULL && ASGST_GetEnqueuableElement(uc, &top) > 0 && top.pc == last->pc && top.sp == last->sp &&
       top.fp == last->fp && !same_natives(t, &truths[INDEX_OF(last->arg)]))
     atomic_fetch_add(&old_key_merges, 1);
+  /* What comparing only the frames an element keeps would have done: the
+   * youngest element agrees on them and differs below. */
+  if (last != NULL) {
+    const struct truth *lt = &truths[INDEX_OF(last->arg)];
+    bool kept_same = t->n > ELEM_NATIVE && lt->n > ELEM_NATIVE;
+    for (int i = 0; kept_same && i < ELEM_NATIVE - 1; i++) kept_same = t->pc[i] == lt->pc[i];
+    if (kept_same && !same_natives(t, lt)) atomic_fetch_add(&gap_pairs, 1);
+  }
   ASGST_QueueElement *same = NULL;
   int rc;
   if ((idx / 64) & 1) {
@@ -125,7 +167,13 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc) {
   }
   if (rc == 0 && same != NULL) {
     atomic_fetch_add(&compressed, 1);
-    if (!same_natives(t, &truths[INDEX_OF(same->arg)])) atomic_fetch_add(&merged_distinct, 1);
+    /* Matched to an element of or_add's block whose drain took its arg
+     * since (profile2.h allows it): the arg no longer names its truth. */
+    uintptr_t sa = __atomic_load_n((uintptr_t *)&same->arg, __ATOMIC_ACQUIRE);
+    if (!(sa & ADD_TAG) && sa >= RING)
+      atomic_fetch_add(&matched_taken, 1);
+    else if (!same_natives(t, &truths[INDEX_OF(sa)]))
+      atomic_fetch_add(&merged_distinct, 1);
   } else if (rc > 0) {
     atomic_fetch_add(&enqueued, 1);
     atomic_fetch_add(&depth_seen[t->n < MAX_NATIVE ? t->n : MAX_NATIVE], 1);
@@ -144,10 +192,11 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   struct truth seen;
   collect(it, &seen);
   atomic_fetch_add(&handled, 1);
+  if (seen.gap >= 0) atomic_fetch_add(&gap_elements, 1);
   /* The element's sample is the slot's first writer, unless the ring
    * wrapped: checked before and after the comparison, as a handler may
    * write the slot again meanwhile (it stores seq first). */
-  bool differ = atomic_load(&t->seq) != INDEX_OF(arg) || !same_natives(t, &seen);
+  bool differ = atomic_load(&t->seq) != INDEX_OF(arg) || !elem_stands_for(&seen, t);
   if (atomic_load(&t->seq) != INDEX_OF(arg))
     atomic_fetch_add(&truth_rewritten, 1);
   else if (differ)
@@ -169,12 +218,32 @@ __attribute__((noinline)) static int descend(int depth, long sleep_ns) {
   return r + 1;
 }
 
+/* Two callers of the same deep recursion, alike to the byte in their
+ * frames (noipa: not merged, cloned or inlined), called from one call
+ * site: their stacks differ only in the frame of deep_a or deep_b. */
+__attribute__((noipa)) static int deep_a(int depth, long sleep_ns) {
+  int r = descend(depth, sleep_ns);
+  __asm__ volatile("" ::: "memory");
+  return r + 1;
+}
+
+__attribute__((noipa)) static int deep_b(int depth, long sleep_ns) {
+  int r = descend(depth, sleep_ns);
+  __asm__ volatile("" ::: "memory");
+  return r + 2;
+}
+
 JNIEXPORT void JNICALL Java_NativeFixture_nativeSpin(JNIEnv *env, jclass c, jint millis) {
   (void)env, (void)c;
   struct timespec start, now;
   clock_gettime(CLOCK_MONOTONIC, &start);
   for (int round = 0;; round++) {
-    descend(1 + round % MAX_DEPTH, 2000000);
+    int step = round % (MAX_DEPTH + 2);
+    int (*volatile deep)(int, long) = step == MAX_DEPTH ? deep_a : deep_b;
+    if (step < MAX_DEPTH)
+      descend(1 + step, 2000000);
+    else
+      deep(DEEP, 2000000);
     clock_gettime(CLOCK_MONOTONIC, &now);
     if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= millis) break;
   }
@@ -212,6 +281,11 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
          atomic_load(&compressed), atomic_load(&merged_distinct), atomic_load(&refused),
          atomic_load(&old_key_merges), atomic_load(&handled), atomic_load(&elem_mismatch),
          atomic_load(&truth_rewritten));
+  printf("queue native test: %ld elements with a gap frame (deeper than %d native frames); %ld samples met "
+         "the youngest element with the same top %d native frames and others below; %ld matched an element "
+         "whose arg a drain took right after\n",
+         atomic_load(&gap_elements), ELEM_NATIVE, atomic_load(&gap_pairs), ELEM_NATIVE - 1,
+         atomic_load(&matched_taken));
   printf("queue native test: profile2_enqueue_or_add: %ld samples accepted (%ld added to an element), "
          "%ld counted by the element handlers; late updates %lld (all queues: %lld), drains %lld, "
          "suspension failures %lld\n",
@@ -228,6 +302,7 @@ JNIEXPORT jint JNICALL Java_NativeFixture_report(JNIEnv *env, jclass c) {
   if (atomic_load(&compressed) * 10 < atomic_load(&signals)) return 22;
   if (depths < 3) return 23;
   if (atomic_load(&old_key_merges) == 0) return 24;
+  if (atomic_load(&gap_elements) == 0 || atomic_load(&gap_pairs) == 0) return 28;
   if (atomic_load(&handled) != atomic_load(&enqueued) || atomic_load(&elem_mismatch) != 0) return 25;
   /* No weight lost: every accepted sample counted once, none late. */
   if (atomic_load(&add_counted) != atomic_load(&add_accepted) || all.late_updates != 0) return 26;
