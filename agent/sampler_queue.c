@@ -53,7 +53,7 @@ static struct p2_record *rec_buf;
 static size_t rec_cap;
 
 /* Drain-side counters (the signal side counts in the sampler). */
-static atomic_ulong stale, drained, code_gone, errors;
+static atomic_ulong stale, drained, code_gone, errors, native_gaps;
 /* PROFILE2_TEST_CHECK_KEPT: elements that took kept frames, walked again
  * in full, and those that differed. */
 static atomic_ulong checked, differed;
@@ -128,6 +128,17 @@ static void publish(const struct p2_record *r) {
   pthread_mutex_unlock(sq.lock);
 }
 
+/* Does r have the frame that stands for native frames its element could
+ * not hold (profile2.h, PROFILE2_NATIVE_GAP_NAME)? It lies among the
+ * native frames on top, at most 16 of them. Context: queue handler. */
+static bool has_native_gap(const struct p2_record *r) {
+  for (uint32_t i = 0; i < r->nframes && r->frames[i].type == ASGST_FRAME_NON_JAVA; i++)
+    if ((r->frames[i].flags & P2_RFRAME_VM_CODE) &&
+        strcmp((const char *)(uintptr_t)r->frames[i].id, PROFILE2_NATIVE_GAP_NAME) == 0)
+      return true;
+  return false;
+}
+
 /* One drained element: its frames into a record, the record into the tree.
  * Context: queue handler (the drainer, or a thread deregistering). */
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
@@ -199,6 +210,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   }
   p2_sampler_count_walk(r->error, (r->flags & P2_REC_TRUNCATED) != 0);
   atomic_fetch_add(&drained, 1);
+  if (has_native_gap(r)) atomic_fetch_add(&native_gaps, 1);
   if (r->weight == 0) r->weight = 1;
   publish(r);
   if (shared)
@@ -255,6 +267,7 @@ int p2_sampler_queue_start(const struct p2_options *o, struct p2_aggregator *agg
   profile2_queue_get_totals(&sq.base, sizeof sq.base);
   p2_latency_reset(&latency);
   atomic_store(&stale, 0);
+  atomic_store(&native_gaps, 0);
   atomic_store(&drained, 0);
   atomic_store(&code_gone, 0);
   atomic_store(&errors, 0);
@@ -335,7 +348,9 @@ int p2_sampler_queue_enqueue(struct p2_thread *t, void *ucontext, uint64_t weigh
 }
 
 void p2_sampler_queue_stats(unsigned long *out_drained, unsigned long *out_stale,
-                            unsigned long *out_code_gone, unsigned long *out_errors) {
+                            unsigned long *out_code_gone, unsigned long *out_errors,
+                            unsigned long *out_native_gaps) {
+  *out_native_gaps = atomic_load(&native_gaps);
   *out_drained = atomic_load(&drained);
   *out_stale = atomic_load(&stale);
   *out_code_gone = atomic_load(&code_gone);

@@ -43,10 +43,11 @@ void p2_sampler_queue_thread_start(struct p2_thread *t);
 void p2_sampler_queue_thread_end(struct p2_thread *t);
 
 /* Drain-side outcomes since start: elements processed, stale ones (captured
- * frames only), ones whose code was freed, other walk errors.
+ * frames only), ones whose code was freed, other walk errors, and ones with
+ * more native frames than an element holds (under PROFILE2_NATIVE_GAP_NAME).
  * Context: Anywhere. */
 void p2_sampler_queue_stats(unsigned long *drained, unsigned long *stale, unsigned long *code_gone,
-                            unsigned long *errors);
+                            unsigned long *errors, unsigned long *native_gaps);
 
 /* PROFILE2_TEST_CHECK_KEPT: elements that took frames from the thread's
  * previous whole element, walked again in full, and those that differed.

@@ -397,13 +397,14 @@ static size_t make_stats(struct p2_output_stat *st, size_t max, const struct p2_
                (unsigned long long)ss->vthread);
   }
   if (s.opt.walk == P2_WALK_SAFEPOINT) {
-    unsigned long drained, stale, gone, errs;
-    p2_sampler_queue_stats(&drained, &stale, &gone, &errs);
+    unsigned long drained, stale, gone, errs, gaps;
+    p2_sampler_queue_stats(&drained, &stale, &gone, &errs, &gaps);
     add_stat(st, &n, max, "safepoint walks",
              "%llu queued (%llu more folded into them), %llu walked in the handler (no room or no queue); "
-             "%lu drained: %lu stale (under [stale]), %lu with freed code",
+             "%lu drained: %lu stale (under [stale]), %lu with freed code, %lu with more native frames than "
+             "an element holds (under " PROFILE2_NATIVE_GAP_NAME ")",
              (unsigned long long)ss->enqueued, (unsigned long long)ss->compressed,
-             (unsigned long long)ss->fallback, drained, stale, gone);
+             (unsigned long long)ss->fallback, drained, stale, gone, gaps);
     uint64_t p50, p99, longest;
     unsigned long timed;
     p2_sampler_queue_latency(&p50, &p99, &longest, &timed);

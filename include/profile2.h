@@ -497,7 +497,7 @@ typedef struct {
  * ASGST_INCLUDE_NON_JAVA_FRAMES (elements also capture the native frames
  * above the first Java frame, and their iterators yield C frames: up to
  * 16; of a deeper native stack the top 15, then one frame standing for the
- * rest, with a NULL pc, named "[native frames not captured]" by
+ * rest, with a NULL pc, named PROFILE2_NATIVE_GAP_NAME by
  * profile2_frame_code_name; compression still tells such stacks apart by
  * the frames left out), and
  * PROFILE2_QUEUE_CAPTURE(k). Returns NULL for a thread that is not a Java
@@ -818,9 +818,13 @@ PROFILE2_API jlong profile2_virtual_thread_id(void);
  * For a safepoint-queue element's captured frames, the name was taken in
  * the signal handler that captured them; the frame that stands for the
  * native frames an element could not hold (ASGST_RegisterQueue) is named
- * "[native frames not captured]", a string of profile2's.
+ * PROFILE2_NATIVE_GAP_NAME, a string of profile2's.
  * Context: AS-Safe; inside the handler that received the iterator. */
 PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
+
+/* profile2_frame_code_name of the frame that stands for the native frames
+ * a queue element could not hold (ASGST_RegisterQueue). */
+#define PROFILE2_NATIVE_GAP_NAME "[native frames not captured]"
 
 /* Incremental walks (seeds/000, "incremental stack tracing"). A walk cache
  * holds one thread's last walk; a walk given the cache reuses that walk's

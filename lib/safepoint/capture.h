@@ -28,7 +28,7 @@
  * native frames; the same top frames called from two sites) are different
  * stacks, and p2_capture_same, which compares every field, keeps them
  * apart (but for a 64-bit hash collision). */
-#define P2_CAPTURE_GAP_NAME "[native frames not captured]"
+#define P2_CAPTURE_GAP_NAME PROFILE2_NATIVE_GAP_NAME
 /* Upper bound of K (physical frames below the first Java frame): what
  * PROFILE2_QUEUE_CAPTURE's 7 bits hold. */
 #define P2_CAPTURE_MAX_BELOW 127

@@ -546,6 +546,10 @@ def libc_debug_file():
     return None
 
 
+# A queue element's frame for the native frames it could not hold, as the
+# collapsed stacks name it (profile2.h, PROFILE2_NATIVE_GAP_NAME; VM code).
+NATIVE_GAP = "[native frames not captured]_[v]"
+
 # The largest share of a profile's weight with [unknown] frames (above).
 UNKNOWN_SHARE = 0.005
 
@@ -565,6 +569,8 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
     trunc = int(trunc.group(1)) if trunc else 0
     stale = re.search(r"drained: (\d+) stale", summary_value(txt, "safepoint walks"))
     stale = int(stale.group(1)) if stale else 0
+    gaps = re.search(r"(\d+) with more native frames than an element holds", summary_value(txt, "safepoint walks"))
+    gaps = int(gaps.group(1)) if gaps else 0
     thr = re.match(r"(\d+) signals not walked", summary_value(txt, "throttled"))
     thr = int(thr.group(1)) if thr else 0
     un = re.match(r"(\d+) samples with a Java method not named .*?, (\d+) with native code",
@@ -573,7 +579,7 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
         return
     un_java, un_native = int(un.group(1)), int(un.group(2))
     seen = {"error": {}, "truncated": 0, "stale": 0, "throttled": 0, "lost": 0, "unknown_Java": 0, "unknown": 0,
-            "other": {}}
+            "native_gap": 0, "other": {}}
     for frames, n in stacks:
         kinds = set()
         for k, f in enumerate(frames):
@@ -588,21 +594,23 @@ def check_counted(a, label, pr, mine, weight, name, states=False, limit=None):
                 kinds.add("unknown_Java")
             elif f == "[unknown]":
                 kinds.add("unknown")
+            elif f == NATIVE_GAP:
+                kinds.add("native_gap")
             elif states and k == len(frames) - 1 and f in WALL_STATES:
                 continue
             elif f.startswith("[") and f != "[unloaded_method]":
                 seen["other"][f] = seen["other"].get(f, 0) + n
         for k in kinds:
             seen[k] += n
-    info("marker frames (weight): errors %s, truncated %d, stale %d, [unknown_Java] %d, [unknown] %d; summary "
-         "(samples): incomplete walks %s, truncated %d, stale %d, unnamed %d / %d" % (
-             seen["error"], seen["truncated"], seen["stale"], seen["unknown_Java"], seen["unknown"], errors, trunc,
-             stale, un_java, un_native))
+    info("marker frames (weight): errors %s, truncated %d, stale %d, native gap %d, [unknown_Java] %d, [unknown] %d; "
+         "summary (samples): incomplete walks %s, truncated %d, stale %d, native gap %d, unnamed %d / %d" % (
+             seen["error"], seen["truncated"], seen["stale"], seen["native_gap"], seen["unknown_Java"], seen["unknown"],
+             errors, trunc, stale, gaps, un_java, un_native))
     check(not seen["other"], "%s: no frame of an unknown kind (%s)" % (label, seen["other"]))
     for code, n in sorted(seen["error"].items()):
         check(0 < errors.get(code, 0) and n <= errors[code] + extra,
               "%s: weight %d under [error:%d], %d counted in 'incomplete walks'" % (label, n, code, errors.get(code, 0)))
-    for kind, counter in (("truncated", trunc), ("stale", stale)):
+    for kind, counter in (("truncated", trunc), ("stale", stale), ("native_gap", gaps)):
         if seen[kind]:
             check(0 < counter and seen[kind] <= counter + extra,
                   "%s: weight %d under [%s], %d counted" % (label, seen[kind], kind, counter))

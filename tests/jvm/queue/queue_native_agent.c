@@ -65,7 +65,7 @@
 /* What an element holds, and the name of the frame for the rest
  * (profile2.h, ASGST_RegisterQueue). */
 #define ELEM_NATIVE 16
-#define GAP_NAME "[native frames not captured]"
+#define GAP_NAME PROFILE2_NATIVE_GAP_NAME
 /* Args of profile2_enqueue_or_add's elements: tag, count above bit
  * RING_BITS, the truth's index below. */
 #define ADD_TAG ((uintptr_t)1 << 62)
