@@ -218,16 +218,17 @@ __attribute__((noinline)) static int descend(int depth, long sleep_ns) {
   return r + 1;
 }
 
-/* Two callers of the same deep recursion, alike to the byte in their
- * frames (noipa: not merged, cloned or inlined), called from one call
- * site: their stacks differ only in the frame of deep_a or deep_b. */
-__attribute__((noipa)) static int deep_a(int depth, long sleep_ns) {
+/* Two callers of the same deep recursion, alike in their frames, called
+ * from one call site through a volatile pointer (so neither inlined nor
+ * cloned; their bodies differ, so not merged): their stacks differ only in
+ * the frame of deep_a or deep_b. */
+__attribute__((noinline)) static int deep_a(int depth, long sleep_ns) {
   int r = descend(depth, sleep_ns);
   __asm__ volatile("" ::: "memory");
   return r + 1;
 }
 
-__attribute__((noipa)) static int deep_b(int depth, long sleep_ns) {
+__attribute__((noinline)) static int deep_b(int depth, long sleep_ns) {
   int r = descend(depth, sleep_ns);
   __asm__ volatile("" ::: "memory");
   return r + 2;
