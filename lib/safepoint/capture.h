@@ -17,7 +17,7 @@
 
 /* Native frames kept above the first Java frame (ASGST_INCLUDE_NON_JAVA_FRAMES).
  * A stack with more keeps the top P2_CAPTURE_MAX_NATIVE - 1 and, in the last
- * slot, a gap frame standing for the others (p2_capture_gap). */
+ * slot, a gap frame standing for the others (below). */
 #define P2_CAPTURE_MAX_NATIVE 16
 
 /* The gap frame: kind P2_PHYS_NATIVE, pc NULL, code P2_CAPTURE_GAP_NAME
