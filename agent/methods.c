@@ -198,23 +198,70 @@ static const char *keep_name(const char *buf, size_t size, jint len, name_fetch 
   return d != NULL && fetch(of, d, len + 1) == len ? d : NULL;
 }
 
-/* The method's name and its class's name into the arena (both or neither).
+/* Does the address give the identity (holder, idnum) now? Asked as
+ * ASGST_GetMethodInfo answers it, as before the read it confirms (for a
+ * class the GC freed but not yet reported, from profile2's snapshot). */
+static bool identity_is(ASGST_Method method, ASGST_Class holder, jint idnum) {
+  ASGST_MethodInfo id = {0};
+  ASGST_GetMethodInfo(method, &id);
+  return id.klass == holder && id.idnum == idnum;
+}
+
+/* The method's name and its class's name into the arena (both or neither),
+ * kept only if the address gave the slot's identity when they were read
+ * and, unless the method is alive (on_stack: its frame is on a stopped
+ * stack), again after: a method that may have returned (a queue element's
+ * captured frame) can be freed and its memory reused by another method of
+ * the class at any moment, and its name read then would be that one's.
  * A name longer than the stack buffer is read again into the arena at its
- * exact length. Context: AS-Safe; method must be alive (its frame is on a
- * stopped stack). */
-static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holder) {
+ * exact length. Context: AS-Safe. */
+static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holder, jint idnum, bool on_stack) {
   char mbuf[STACK_METHOD], cbuf[STACK_CLASS];
   ASGST_MethodInfo mi = {0};
   mi.method_name = mbuf;
   mi.method_name_length = sizeof mbuf;
   ASGST_GetMethodInfo(method, &mi);
   jint clen = class_name_into(holder, cbuf, sizeof cbuf);
-  if (mi.klass != holder || mi.method_name_length <= 0) return; /* changed under us: name later */
+  if (mi.klass != holder || mi.idnum != idnum || mi.method_name_length <= 0) return; /* changed under us: name later */
   const char *m = keep_name(mbuf, sizeof mbuf, mi.method_name_length, method_name_into, method);
   const char *c = keep_name(cbuf, sizeof cbuf, clen, class_name_into, holder);
-  if (m == NULL || c == NULL) return;
+  if (m == NULL || c == NULL || (!on_stack && !identity_is(method, holder, idnum))) return;
   s->mname = m;
   s->cls = c;
+}
+
+/* The slot of (method, holder, idnum), made if new. */
+static uint32_t intern_identity(ASGST_Method method, ASGST_Class holder, jint idnum, bool on_stack) {
+  uintptr_t key = (uintptr_t)method;
+  size_t i = hash(key);
+  for (int n = 0; n < MAX_PROBES; n++, i = (i + 1) & (P2_METHOD_SLOTS - 1)) {
+    struct slot *s = &slots[i];
+    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+    if (cur == key) {
+      if (s->holder == holder && s->idnum == idnum) return (uint32_t)i;
+      continue; /* the address of an earlier method, freed and reused */
+    }
+    if (cur == 0 && atomic_compare_exchange_strong(&s->key, &cur, key | KEY_BUSY)) {
+      s->holder = holder;
+      s->idnum = idnum;
+      capture_names(s, method, holder, idnum, on_stack);
+      atomic_store_explicit(&s->key, key, memory_order_release);
+      return (uint32_t)i;
+    }
+    /* Taken meanwhile, or being filled (BUSY): a slot filled by another
+     * handler for this very method is skipped rather than waited for, so
+     * at worst the method has two slots with the same name. */
+  }
+  count(&full);
+  return P2_METHOD_NONE;
+}
+
+uint32_t p2_methods_intern_as(ASGST_Method method, ASGST_Class holder, jint idnum) {
+  if (method == NULL || holder == NULL) {
+    count(&unreadable);
+    return P2_METHOD_NONE;
+  }
+  return intern_identity(method, holder, idnum, false);
 }
 
 uint32_t p2_methods_intern(ASGST_Method method, bool on_stack) {
@@ -238,27 +285,7 @@ uint32_t p2_methods_intern(ASGST_Method method, bool on_stack) {
     count(&unreadable);
     return P2_METHOD_NONE;
   }
-  size_t i = hash(key);
-  for (int n = 0; n < MAX_PROBES; n++, i = (i + 1) & (P2_METHOD_SLOTS - 1)) {
-    struct slot *s = &slots[i];
-    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
-    if (cur == key) {
-      if (s->holder == id.klass && s->idnum == id.idnum) return (uint32_t)i;
-      continue; /* the address of an earlier method, freed and reused */
-    }
-    if (cur == 0 && atomic_compare_exchange_strong(&s->key, &cur, key | KEY_BUSY)) {
-      s->holder = id.klass;
-      s->idnum = id.idnum;
-      capture_names(s, method, id.klass);
-      atomic_store_explicit(&s->key, key, memory_order_release);
-      return (uint32_t)i;
-    }
-    /* Taken meanwhile, or being filled (BUSY): a slot filled by another
-     * handler for this very method is skipped rather than waited for, so
-     * at worst the method has two slots with the same name. */
-  }
-  count(&full);
-  return P2_METHOD_NONE;
+  return intern_identity(method, id.klass, id.idnum, on_stack);
 }
 
 void p2_methods_prefetch(ASGST_Method method) {

@@ -51,6 +51,17 @@
  * Context: AS-Safe, lock-free, bounded. */
 uint32_t p2_methods_intern(ASGST_Method method, bool on_stack);
 
+/* The slot of method keyed with the identity (holder, idnum) the caller
+ * knows it had, rather than the one its address gives now: for a queue
+ * element's captured frame, whose method may have been freed and its
+ * memory reused since the iterator checked it (profile2.h,
+ * profile2_frame_captured_identity). Names are copied only if the address
+ * still gives that identity around the read; else the slot is named
+ * later, if verified, or [redefined_method]. P2_METHOD_NONE for a NULL
+ * method or holder (counted unreadable). Context: AS-Safe, lock-free,
+ * bounded. */
+uint32_t p2_methods_intern_as(ASGST_Method method, ASGST_Class holder, jint idnum);
+
 /* Ask the CPU for the cache line of method's first slot, ahead of its
  * intern: a caller with several methods to intern asks for all of them
  * first, so that their cache misses overlap. Context: AS-Safe. */

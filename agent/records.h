@@ -39,6 +39,9 @@ struct p2_rframe {
 
 enum {
   P2_RFRAME_VM_CODE = 1, /* type ASGST_FRAME_NON_JAVA, id is a const char * name */
+  /* transient, between p2_sampler_fill_frame_later and
+   * p2_sampler_intern_frames (sampler.h): id is a slot already */
+  P2_RFRAME_INTERNED = 2,
 };
 
 enum {

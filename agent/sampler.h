@@ -110,19 +110,25 @@ void p2_sampler_stats_add(struct p2_sampler_stats *to, const struct p2_sampler_s
 
 /* r from the frame the iterator it just gave: a Java frame's method slot
  * (p2_methods_intern, on_stack as there: whether the frame is on a stopped
- * stack now), a native frame's pc, or HotSpot's name of the JVM's generated
- * code it is in (P2_RFRAME_VM_CODE). Context: AS-Safe. */
+ * stack now; a queue element's captured frame with the identity the
+ * iterator checked, p2_methods_intern_as), a native frame's pc, or
+ * HotSpot's name of the JVM's generated code it is in (P2_RFRAME_VM_CODE).
+ * Context: AS-Safe. */
 void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool on_stack);
 
 /* The same, but a Java frame's id holds its Method* until
  * p2_sampler_intern_frames interns it: a walk that fills all its frames
  * this way, then interns them together, has their slots' cache misses
- * overlap instead of coming one per frame. Context: AS-Safe. */
+ * overlap instead of coming one per frame. A queue element's captured
+ * frame with a checked identity is interned at once (its method may be
+ * freed any time after the check; P2_RFRAME_INTERNED until
+ * p2_sampler_intern_frames). Context: AS-Safe. */
 void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f);
 
 /* Intern the Method*s that p2_sampler_fill_frame_later left in
  * frames[0..n) (on_stack as for p2_methods_intern): every slot's cache line
- * asked for first, then the interns. Context: AS-Safe. */
+ * asked for first, then the interns; frames interned already lose their
+ * P2_RFRAME_INTERNED. Context: AS-Safe. */
 void p2_sampler_intern_frames(struct p2_rframe *frames, uint32_t n, bool on_stack);
 
 /* Walk the interrupted stack in the handler and record it (walk=signal, and

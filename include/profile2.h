@@ -324,7 +324,10 @@ typedef struct {
  *   bytecode is equivalent) or, if there is none (an obsolete version whose
  *   bytecode changed gets a fresh idnum), a NULL method; never the method
  *   that lives at the address now. Compiled and native-wrapper frames are
- *   checked through their code (PROFILE2_CODE_GONE).
+ *   checked through their code (PROFILE2_CODE_GONE). The check holds when
+ *   the frame is yielded: queue handlers run while safepoints go on, so
+ *   the method may be freed right after it; the identity checked is
+ *   profile2_frame_captured_identity's, to key the frame with.
  * - A Method* kept and looked at later may have been freed and reused: the
  *   answer is then that of whatever method lives there now, or the
  *   unreadable one; it never crashes. A profiler that keeps Method*s must
@@ -825,6 +828,31 @@ PROFILE2_API const char *profile2_frame_code_name(ASGST_Iterator *iterator);
 /* profile2_frame_code_name of the frame that stands for the native frames
  * a queue element could not hold (ASGST_RegisterQueue). */
 #define PROFILE2_NATIVE_GAP_NAME "[native frames not captured]"
+
+/* For the frame the iterator yielded last, if it is one of a queue
+ * element's captured frames: the identity of its method (declaring class
+ * and idnum, as profile2_method_identity gives them) that the iterator
+ * checked it against when it yielded it. Why: queue handlers run while
+ * safepoints go on, so HotSpot may free an old version of a redefined
+ * method whose frame returned after the capture, and reuse its memory for
+ * another method of the class, at any moment: also between the check and
+ * the handler's own look at the method. An identity or a name read by the
+ * handler afterwards (profile2_method_identity, ASGST_GetMethodInfo) may
+ * then be the other method's. A handler that keys methods by Method* and
+ * identity (see ASGST_GetMethodInfo on redefinition) keys a captured frame
+ * with this identity, and trusts names it reads at the address only if
+ * the address gives this identity both before and after the read.
+ * The identity is an interpreted frame's, recorded in the signal handler
+ * (also for the class's current version that stands in for a freed one),
+ * or a compiled or native-wrapper frame's, read while its code was known
+ * to be the captured code. Returns true and fills *klass and *idnum, or
+ * false (*klass NULL, *idnum 0): a non-Java frame, a NULL method, an
+ * identity unreadable at the capture, or a frame that is not a captured
+ * one (a signal walk's, a queue handler's live frames: their methods stay
+ * alive while the handler runs, profile2_method_identity answers for them).
+ * Either pointer may be NULL.
+ * Context: AS-Safe; inside the handler that received the iterator. */
+PROFILE2_API bool profile2_frame_captured_identity(ASGST_Iterator *iterator, ASGST_Class *klass, jint *idnum);
 
 /* Incremental walks (seeds/000, "incremental stack tracing"). A walk cache
  * holds one thread's last walk; a walk given the cache reuses that walk's

@@ -177,14 +177,25 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucontext) {
 
 /* --- the profile: method names and stacks -----------------------------------
  * Built at drain time, outside signal context, so plain malloc'ed hash
- * tables under one lock do. A method is named the first time it is seen
- * (its frame is on a stack, so its class is loaded); stacks hold name ids,
- * which stay valid after the class is unloaded. */
+ * tables under one lock do. A method is named the first time it is seen;
+ * stacks hold name ids, which stay valid after the class is unloaded.
+ *
+ * A method is keyed by its Method* and its identity (class and idnum,
+ * which give one name). Why not the Method* alone: HotSpot frees an old
+ * version of a redefined or retransformed method (java.lang.instrument
+ * agents do this) once no frame runs it, at any safepoint, and reuses the
+ * memory for another method of the class, also while this handler runs.
+ * A captured frame's identity is the one profile2 checked it against
+ * (profile2_frame_captured_identity), not one read later; a name read at
+ * the address is kept only if the address still gives that identity
+ * after the read (see ASGST_GetMethodInfo in profile2.h). */
 
 static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct method_name {
   ASGST_Method method;
+  ASGST_Class klass;
+  jint idnum;
   uint32_t id;
   struct method_name *next;
 };
@@ -207,14 +218,26 @@ static size_t pointer_hash(const void *p, size_t buckets) {
   return (size_t)((((uintptr_t)p >> 3) * 0x9E3779B97F4A7C15u) >> 32) & (buckets - 1);
 }
 
-/* "pkg/Class.method" (malloc'ed) from profile2's method and class info.
+/* A frame's method with the identity to key it by. */
+struct frame_method {
+  ASGST_Method method;
+  ASGST_Class klass;
+  jint idnum;
+};
+
+/* "pkg/Class.method" (malloc'ed) from profile2's method and class info,
+ * or NULL if the address no longer holds m's identity (freed meanwhile).
  * Context: anywhere; here a queue handler. */
-static char *name_method(ASGST_Method method) {
+static char *name_method(const struct frame_method *m) {
   char name[256], cls[512];
   ASGST_MethodInfo mi = {.method_name = name, .method_name_length = sizeof name};
-  ASGST_GetMethodInfo(method, &mi);
+  ASGST_GetMethodInfo(m->method, &mi);
   ASGST_ClassInfo ci = {.class_name = cls, .class_name_length = sizeof cls};
   ASGST_GetClassInfo(mi.klass, &ci);
+  ASGST_MethodInfo after = {0};
+  ASGST_GetMethodInfo(m->method, &after);
+  if (mi.klass != m->klass || mi.idnum != m->idnum || after.klass != m->klass || after.idnum != m->idnum)
+    return NULL;
   /* Class names come in signature form: "Ljava/lang/String;". */
   char *c = cls[0] == 'L' ? cls + 1 : cls;
   size_t len = strlen(c);
@@ -225,12 +248,12 @@ static char *name_method(ASGST_Method method) {
   return out;
 }
 
-/* The name id of method, named now if new; 0 when out of memory.
+/* The name id of m, named now if new; 0 when out of memory.
  * Context: profile_lock held. */
-static uint32_t method_id(ASGST_Method method) {
-  struct method_name **bucket = &name_buckets[pointer_hash(method, NAME_BUCKETS)];
+static uint32_t method_id(const struct frame_method *m) {
+  struct method_name **bucket = &name_buckets[pointer_hash(m->method, NAME_BUCKETS)];
   for (struct method_name *e = *bucket; e != NULL; e = e->next)
-    if (e->method == method) return e->id;
+    if (e->method == m->method && e->klass == m->klass && e->idnum == m->idnum) return e->id;
   if (names_used >= names_cap) {
     uint32_t cap = names_cap != 0 ? 2 * names_cap : 1024;
     char **more = realloc(names, cap * sizeof *names);
@@ -241,9 +264,11 @@ static uint32_t method_id(ASGST_Method method) {
   }
   struct method_name *e = malloc(sizeof *e);
   if (e == NULL) return 0;
-  e->method = method;
+  e->method = m->method;
+  e->klass = m->klass;
+  e->idnum = m->idnum;
   e->id = names_used++;
-  names[e->id] = name_method(method);
+  names[e->id] = name_method(m);
   e->next = *bucket;
   *bucket = e;
   return e->id;
@@ -257,13 +282,14 @@ static void on_class_unload(ASGST_Class klass, ASGST_Method *dying, int count, b
   (void)klass, (void)redefined, (void)arg;
   pthread_mutex_lock(&profile_lock);
   for (int i = 0; i < count; i++) {
-    for (struct method_name **p = &name_buckets[pointer_hash(dying[i], NAME_BUCKETS)]; *p != NULL;
-         p = &(*p)->next) {
+    /* every entry of the address: earlier methods that lived there too */
+    for (struct method_name **p = &name_buckets[pointer_hash(dying[i], NAME_BUCKETS)]; *p != NULL;) {
       if ((*p)->method == dying[i]) {
         struct method_name *gone = *p;
         *p = gone->next;
         free(gone);
-        break;
+      } else {
+        p = &(*p)->next;
       }
     }
   }
@@ -305,11 +331,17 @@ static void add_stack(int root, const uint32_t *ids, uint32_t depth, unsigned lo
 static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   (void)queue_arg;
   unsigned weight = atomic_exchange((atomic_uint *)arg, TAKEN) & ~TAKEN;
-  ASGST_Method frames[MAX_DEPTH];
+  struct frame_method frames[MAX_DEPTH];
   ASGST_Frame frame;
   uint32_t depth = 0;
   int rc = 0;
-  while (depth < MAX_DEPTH && (rc = ASGST_NextFrame(it, &frame)) == 1) frames[depth++] = frame.method;
+  while (depth < MAX_DEPTH && (rc = ASGST_NextFrame(it, &frame)) == 1) {
+    struct frame_method *m = &frames[depth++];
+    m->method = frame.method;
+    /* a live frame's method is alive while the handler runs: read now */
+    if (!profile2_frame_captured_identity(it, &m->klass, &m->idnum))
+      profile2_method_identity(frame.method, &m->klass, &m->idnum);
+  }
   if (depth == MAX_DEPTH) rc = ASGST_State(it); /* 1: more frames below, keep the youngest */
   int root = rc == 1                                ? ROOT_TRUNCATED
              : rc == PROFILE2_STALE_ELEMENT         ? ROOT_STALE
@@ -317,7 +349,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
                                                     : rc;       /* 0, or the error that ended the walk */
   uint32_t ids[MAX_DEPTH];
   pthread_mutex_lock(&profile_lock);
-  for (uint32_t i = 0; i < depth; i++) ids[i] = method_id(frames[i]);
+  for (uint32_t i = 0; i < depth; i++) ids[i] = method_id(&frames[i]);
   add_stack(root, ids, depth, weight);
   elements++;
   if (root == ROOT_STALE) stale++;

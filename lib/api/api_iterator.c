@@ -115,6 +115,14 @@ P2_EXPORT P2_AS_SAFE const char *profile2_frame_code_name(ASGST_Iterator *iterat
   return p2_walker_code_name(&iterator->w);
 }
 
+P2_EXPORT P2_AS_SAFE bool profile2_frame_captured_identity(ASGST_Iterator *iterator, ASGST_Class *klass,
+                                                          jint *idnum) {
+  bool known = iterator != NULL && iterator->cap != NULL && iterator->from_cap && iterator->cap_holder != NULL;
+  if (klass != NULL) *klass = known ? (ASGST_Class)(uintptr_t)iterator->cap_holder : NULL;
+  if (idnum != NULL) *idnum = known ? (jint)iterator->cap_idnum : 0;
+  return known;
+}
+
 P2_EXPORT P2_AS_SAFE int ASGST_State(ASGST_Iterator *iterator) {
   if (iterator == NULL) return ASGST_NO_FRAME;
   /* Decode the next frame on a copy: the answer is exactly what the next

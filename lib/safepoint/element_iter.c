@@ -64,6 +64,16 @@ P2_AS_SAFE static int yield_method(const ASGST_Iterator *it, ASGST_Frame *f) {
   return rc != 0 ? rc : 1;
 }
 
+/* The identity the handler is to key f's method with: read now, while
+ * the code it was decoded from is known to be the captured one (an
+ * nmethod keeps its methods alive), not later by the handler.
+ * Context: AS-Safe. */
+P2_AS_SAFE static void vouch_read(ASGST_Iterator *it, const ASGST_Frame *f) {
+  uint16_t idnum = 0;
+  if (f->method == NULL || p2_method_identity(f->method, &it->cap_holder, &idnum) != 0) it->cap_holder = NULL;
+  it->cap_idnum = it->cap_holder != NULL ? idnum : 0;
+}
+
 /* A captured interpreted frame's method as it is now. The frame may have
  * returned and an old version of a redefined method been freed and its
  * memory reused since the capture (capture.h): then the class's current
@@ -73,7 +83,12 @@ P2_AS_SAFE static int yield_method(const ASGST_Iterator *it, ASGST_Frame *f) {
  * method is NULL. Never the method that lives at the address now. */
 P2_AS_SAFE static int captured_method(ASGST_Iterator *it, const struct p2_cframe *cf, ASGST_Frame *f) {
   int rc = yield_method(it, f);
-  if (rc != 1 || cf->holder == NULL || p2_cframe_identity_holds(cf)) return rc;
+  if (rc != 1) return rc;
+  /* The identity recorded in the signal handler is the one checked here,
+   * and the substitute's too (same class, same idnum). */
+  it->cap_holder = cf->holder;
+  it->cap_idnum = cf->idnum;
+  if (cf->holder == NULL || p2_cframe_identity_holds(cf)) return 1;
   const void *now;
   it->substituted = true;
   if (p2_method_with_idnum(cf->holder, cf->idnum, &now) == 1 &&
@@ -82,6 +97,8 @@ P2_AS_SAFE static int captured_method(ASGST_Iterator *it, const struct p2_cframe
     return 1;
   }
   f->method = NULL;
+  it->cap_holder = NULL;
+  it->cap_idnum = 0;
   return 1;
 }
 
@@ -105,6 +122,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
         it->cap_scopes = false;
         it->cap_next++;
       }
+      vouch_read(it, f);
       return yield_method(it, f);
     }
     struct p2_code_info ci;
@@ -125,6 +143,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
       f->comp_level = cf->comp_level;
       position(f, cf);
       it->cap_next++;
+      vouch_read(it, f);
       return yield_method(it, f);
     case P2_PHYS_COMPILED:
       if ((rc = p2_cframe_code_same(cf, &ci)) != 0) return rc;
@@ -136,6 +155,7 @@ P2_AS_SAFE static int captured_next(ASGST_Iterator *it, ASGST_Frame *f) {
         f->comp_level = cf->comp_level;
         position(f, cf);
         it->cap_next++;
+        vouch_read(it, f);
         return yield_method(it, f);
       }
       if (rc != 0) return rc;
@@ -199,6 +219,8 @@ P2_AS_SAFE int p2_element_iter_next(ASGST_Iterator *it, ASGST_Frame *f) {
   clear(f);
   it->from_cap = false;
   it->cap_code_name = NULL;
+  it->cap_holder = NULL;
+  it->cap_idnum = 0;
   if (it->error != 0) return it->error;
   if (it->rec != NULL && !it->cap_scopes && it->cap_next < it->cap_to) it->rec->next_out[it->cap_next] = it->yielded;
   int rc = captured_next(it, f);

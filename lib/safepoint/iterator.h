@@ -41,6 +41,13 @@ struct _ASGST_Iterator {
    * not the live walker's */
   bool from_cap;
   const char *cap_code_name; /* a captured native frame's p2_walker_code_name */
+  /* The identity of the last captured frame's method as the decoding
+   * checked it (profile2_frame_captured_identity); NULL holder: none. The
+   * drain runs while safepoints go on, so the method may be freed and its
+   * memory reused by another method right after the check: a handler that
+   * read the identity again afterwards could key the frame as that one. */
+  const void *cap_holder;
+  uint16_t cap_idnum;
   int32_t live_yielded;      /* frames w yielded after the captured ones */
   /* Reuse across the queue's elements (element_record.h): the queue's
    * record, or NULL when none is offered (an element that is not whole).

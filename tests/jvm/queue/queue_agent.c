@@ -109,6 +109,10 @@ static atomic_long signals, enq_ok, enq_full, enq_other, compressed, compress_mi
     truth_lost, elem_ok, elem_stale_ok, elem_mismatch, elem_error, jvmti_stacks, jvmti_frames, jvmti_mismatch,
     start_calls, end_calls, resize_checks, resize_failures, resize_waits, resumed_other, suspended_checks, suspended_ended,
     suspended_late, errors_by[64];
+/* profile2_frame_captured_identity: frames that had one, those whose
+ * method then gave another (GetMethodInfo right after; nothing here is
+ * redefined, so never), and Java frames without one (live frames). */
+static atomic_long ident_captured, ident_differ, ident_none;
 static atomic_int dumps; /* disagreements printed whole */
 static atomic_long stale_total, compress_other_callers, weight_late;
 
@@ -264,6 +268,16 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
   ASGST_Method seen_m[DEPTH];
   int32_t seen_bci[DEPTH];
   while ((rc = ASGST_NextFrame(it, &f)) == 1) {
+    ASGST_Class klass;
+    jint idnum;
+    if (profile2_frame_captured_identity(it, &klass, &idnum)) {
+      atomic_fetch_add(&ident_captured, 1);
+      ASGST_MethodInfo mi = {0};
+      ASGST_GetMethodInfo(f.method, &mi);
+      if (mi.klass != klass || mi.idnum != idnum) atomic_fetch_add(&ident_differ, 1);
+    } else if (f.type != ASGST_FRAME_NON_JAVA && f.method != NULL) {
+      atomic_fetch_add(&ident_none, 1);
+    }
     if (n < t->n && (f.method != t->f[n].m || f.bci != t->f[n].bci)) agree = false;
     if (n < DEPTH) seen_m[n] = f.method, seen_bci[n] = f.bci;
     n++;
@@ -659,6 +673,11 @@ JNIEXPORT jint JNICALL Java_QueueFixture_report(JNIEnv *env, jclass c, jboolean 
    * their elements were checked like the others. */
   printf("queue test: %lld drains did not suspend their thread\n", (long long)totals.unheld_drains);
   if (totals.unheld_drains == 0) rc = 22;
+  /* Every captured Java frame of an element carries the identity checked
+   * at its decoding, and with no redefinition that is its method's. */
+  printf("queue test: captured identities: %ld frames, %ld differed from their method's; %ld Java frames "
+         "without one (live)\n", atomic_load(&ident_captured), atomic_load(&ident_differ), atomic_load(&ident_none));
+  if (atomic_load(&ident_captured) == 0 || atomic_load(&ident_differ) != 0) rc = 23;
   int trees = check_trees();
   if (rc == 0) rc = trees;
   int split = known_split ? check_split() : 0;
