@@ -50,6 +50,32 @@ P2_AS_SAFE static int decode(const uint8_t *p, long *grow) {
   }
 }
 
+/* The first instruction at a verified entry that HotSpot has patched since
+ * (nmethod made not entrant, NativeJump::patch_verified_entry, x86_64, JDK
+ * 17 and 25): a jump to the handle-wrong-method stub over its first 5
+ * bytes, written as "jmp self; jmp self" (EB FE EB FE), then byte 4, then
+ * E9 and the displacement. Threads already past the entry keep running the
+ * frame that instruction began. HotSpot makes that instruction at least 5
+ * bytes long so that the patch fits; on x86_64 it is 7 bytes, the stack
+ * bang `mov %eax, disp32(%rsp)` (89 84 24, a negative disp32) or, without
+ * a bang, C2's `sub rsp, imm32` (48 81 EC) allocating the whole frame
+ * (MacroAssembler::verified_entry). Their bytes 5 and 6, left as they
+ * were, are the top of the disp32 (FF: negative) or of the imm32 (00 for
+ * frames under 16 MiB). Returns the instruction's length with *grow set,
+ * or 0 if the entry is not patched or the tail fits neither. */
+P2_AS_SAFE static int patched_entry(const uint8_t *p, long built, long *grow) {
+  if (p[0] != 0xE9 && !(p[0] == 0xEB && p[1] == 0xFE)) return 0;
+  if (p[6] == 0xFF) { /* the stack bang */
+    *grow = 0;
+    return 7;
+  }
+  if (p[6] == 0x00) { /* sub rsp, imm32: the frame but the return address */
+    *grow = built;
+    return 7;
+  }
+  return 0;
+}
+
 P2_AS_SAFE long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, const char *pc,
                                        long frame_bytes) {
   const long built = frame_bytes - 8;
@@ -60,6 +86,17 @@ P2_AS_SAFE long p2_prologue_ret_offset(const char *code_begin, const char *verif
   long n = pc - verified_entry;
   if (p2_safe_copy(code, verified_entry, (size_t)n + 8) != 0) return -1;
   long off = 0, grown = 0;
+  if (n > 0) {
+    /* Made not entrant while this frame was being built: decoded as it
+     * was before the patch, so that a walk's answer does not depend on
+     * whether HotSpot patched the entry before or after it. */
+    int len = patched_entry(code, built, &grown);
+    if (len > 0) {
+      if (n < len) return -1; /* not an instruction boundary */
+      if (grown >= built) return built;
+      off = len;
+    }
+  }
   while (off < n) {
     long g;
     int len = decode(code + off, &g);

@@ -15,7 +15,10 @@
  * start and the verified entry (and OSR entry, or NULL), and its full frame
  * size in bytes (return address included). Returns >= 0 (the offset; the
  * full frame minus 8 means "frame complete"), or -1 if the prologue could
- * not be read.
+ * not be read. A verified entry that HotSpot patched with a jump since
+ * (the nmethod made not entrant, threads already past it) is read as the
+ * instruction the jump replaced, so the answer is the same either side of
+ * the patch.
  * Context: AS-Safe. */
 long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, const char *pc,
                             long frame_bytes);
