@@ -198,13 +198,14 @@ static const char *keep_name(const char *buf, size_t size, jint len, name_fetch 
   return d != NULL && fetch(of, d, len + 1) == len ? d : NULL;
 }
 
-/* Does the address give the identity (holder, idnum) now? Asked as
- * ASGST_GetMethodInfo answers it, as before the read it confirms (for a
- * class the GC freed but not yet reported, from profile2's snapshot). */
-static bool identity_is(ASGST_Method method, ASGST_Class holder, jint idnum) {
+/* Is the method at the slot's address still the one the slot was made
+ * for (same class, same idnum: same name)? Asked as ASGST_GetMethodInfo
+ * answers it (for a class the GC freed but not yet reported, from
+ * profile2's snapshot). */
+static bool still_same(const struct slot *s, ASGST_Method method) {
   ASGST_MethodInfo id = {0};
   ASGST_GetMethodInfo(method, &id);
-  return id.klass == holder && id.idnum == idnum;
+  return id.klass == s->holder && id.idnum == s->idnum;
 }
 
 /* The method's name and its class's name into the arena (both or neither),
@@ -225,7 +226,7 @@ static void capture_names(struct slot *s, ASGST_Method method, ASGST_Class holde
   if (mi.klass != holder || mi.idnum != idnum || mi.method_name_length <= 0) return; /* changed under us: name later */
   const char *m = keep_name(mbuf, sizeof mbuf, mi.method_name_length, method_name_into, method);
   const char *c = keep_name(cbuf, sizeof cbuf, clen, class_name_into, holder);
-  if (m == NULL || c == NULL || (!on_stack && !identity_is(method, holder, idnum))) return;
+  if (m == NULL || c == NULL || (!on_stack && !still_same(s, method))) return;
   s->mname = m;
   s->cls = c;
 }
@@ -311,14 +312,6 @@ static char *compose(const char *cls, const char *name) {
   char *out = NULL;
   if (asprintf(&out, "%.*s.%s", (int)len, len > 0 ? c : "[unknown_class]", name) < 0) return NULL;
   return out;
-}
-
-/* Is the method at the slot's address still the one the slot was made
- * for (same class, same idnum: same name)? */
-static bool still_same(const struct slot *s, ASGST_Method method) {
-  ASGST_MethodInfo id = {0};
-  ASGST_GetMethodInfo(method, &id);
-  return id.klass == s->holder && id.idnum == s->idnum;
 }
 
 /* "pkg/Class.method" of a slot whose names were not captured (the arena

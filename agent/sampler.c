@@ -169,7 +169,7 @@ static void check_walk(ASGST_Iterator *it, const struct walk *w) {
   if (!p2_sampler_walks_again_alike(it, w->frames, w->n, true)) count(&st.kept_differ);
 }
 
-void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f) {
+void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool element) {
   if (f->type == ASGST_FRAME_NON_JAVA) {
     p2_sampler_fill_frame(r, it, f, true); /* no method: on_stack does not matter */
     return;
@@ -177,7 +177,7 @@ void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const 
   fill_fields(r, f);
   ASGST_Class holder;
   jint idnum;
-  if (profile2_frame_captured_identity(it, &holder, &idnum)) {
+  if (element && profile2_frame_captured_identity(it, &holder, &idnum)) {
     /* now, with the identity checked (intern_checked) */
     r->id = p2_methods_intern_as(f->method, holder, idnum);
     r->flags |= P2_RFRAME_INTERNED;
@@ -216,7 +216,7 @@ static void collect(ASGST_Iterator *it, void *arg) {
       w->error = PROFILE2_INCONSISTENT_VM_DATA;
       break;
     }
-    p2_sampler_fill_frame_later(&w->frames[w->n++], it, &f);
+    p2_sampler_fill_frame_later(&w->frames[w->n++], it, &f, false);
     decoded = w->n;
   }
   /* The kept frames a skip copied after the decoded ones are interned

@@ -119,11 +119,12 @@ void p2_sampler_fill_frame(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_
 /* The same, but a Java frame's id holds its Method* until
  * p2_sampler_intern_frames interns it: a walk that fills all its frames
  * this way, then interns them together, has their slots' cache misses
- * overlap instead of coming one per frame. A queue element's captured
- * frame with a checked identity is interned at once (its method may be
- * freed any time after the check; P2_RFRAME_INTERNED until
- * p2_sampler_intern_frames). Context: AS-Safe. */
-void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f);
+ * overlap instead of coming one per frame. In a queue element's walk
+ * (element: true), a captured frame with a checked identity is interned at
+ * once (its method may be freed any time after the check;
+ * P2_RFRAME_INTERNED until p2_sampler_intern_frames); a signal's walk has
+ * none and does not ask. Context: AS-Safe. */
+void p2_sampler_fill_frame_later(struct p2_rframe *r, ASGST_Iterator *it, const ASGST_Frame *f, bool element);
 
 /* Intern the Method*s that p2_sampler_fill_frame_later left in
  * frames[0..n) (on_stack as for p2_methods_intern): every slot's cache line

@@ -196,7 +196,7 @@ static void on_element(ASGST_Iterator *it, void *queue_arg, void *arg) {
       r->error = PROFILE2_INCONSISTENT_VM_DATA;
       break;
     }
-    p2_sampler_fill_frame_later(&r->frames[r->nframes++], it, &f);
+    p2_sampler_fill_frame_later(&r->frames[r->nframes++], it, &f, true);
     decoded = r->nframes;
   }
   if (drain_delay_us > 0) usleep((useconds_t)drain_delay_us);

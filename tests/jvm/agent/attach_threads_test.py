@@ -22,7 +22,9 @@ then `profile2 attach PID stop`:
          stop commands, so the session's CPU time lies between the inner
          figure (start returned .. stop called) and the outer one (start
          called .. stop returned); the busy threads' weight x interval is
-         within (1 - CPU_TOLERANCE) x inner .. (1 + CPU_TOLERANCE) x outer;
+         within (1 - CPU_TOLERANCE) x inner .. (1 + CPU_TOLERANCE) x outer,
+         give or take one sampling quantum (the interval; a kernel tick for
+         the CPU-time timer);
          every other thread that used CPU (pool workers, the feeder) has at
          least CPU_OTHERS_MIN of its inner CPU time (their CPU time includes
          the kernel's, which a user-only perf counter does not count).
@@ -61,6 +63,7 @@ SUMMARIES = []
 WALL_TOLERANCE = 0.20  # the issue's requirement: each thread within +-20 % of the duration
 CPU_TOLERANCE = 0.20
 CPU_MIN_S = 0.010
+TIMER_QUANTUM_S = 0.010  # the longest kernel tick (CONFIG_HZ=100)
 CPU_OTHERS_MIN = 0.3
 # Under --perf-refused (the CPU-time timer): the other threads' sum, which
 # was 0.62-1.06 of their inner CPU time in 21 runs (docs/testing.md).
@@ -283,6 +286,14 @@ def scenario_cpu(a):
               "cpu: perf refused by the filter: the engine is the CPU-time timer fallback, put on the filter")
         check(perf_fds and max(perf_fds) == 0, "cpu: no perf_event descriptor in the JVM (%s)" % perf_fds)
     weight = {tid: sum(leaves.values()) for tid, (_, leaves) in prof.items()}
+    # A sample stands for a whole quantum of CPU time: what the counter
+    # holds short of one when the session stops is never sampled, and the
+    # CPU-time timer fires on the kernel's ticks (HZ >= 100). The bounds
+    # allow one quantum,
+    # so that a session in which the threads got little CPU (the VM stood
+    # still for seconds: 4 ms of CPU in 5 s, 3 samples) is judged on what it
+    # can show.
+    quantum = TIMER_QUANTUM_S if a.perf_refused else a.interval_s
     ratios, others, others_sum = [], [], [0.0, 0.0]
     for name in names:
         tid = ours.get(name)
@@ -316,9 +327,12 @@ def scenario_cpu(a):
                       % (name, sampled, inner, CPU_OTHERS_MIN))
         if name.startswith("busy-"):
             ratios.append((sampled / inner if inner else 0, sampled / outer if outer else 0, name))
-            check((1 - CPU_TOLERANCE) * inner <= sampled <= (1 + CPU_TOLERANCE) * outer,
-                  "cpu: %s: %.3f s sampled for %.3f .. %.3f s of CPU (within %.2f .. %.2f)"
-                  % (name, sampled, inner, outer, (1 - CPU_TOLERANCE) * inner, (1 + CPU_TOLERANCE) * outer))
+            lo = (1 - CPU_TOLERANCE) * inner - quantum
+            hi = (1 + CPU_TOLERANCE) * outer + quantum
+            check(lo <= sampled <= hi,
+                  "cpu: %s: %.3f s sampled for %.3f .. %.3f s of CPU (within %.3f .. %.3f: +-%.0f %% and one "
+                  "sampling quantum, %.0f ms)" % (name, sampled, inner, outer, lo, hi, 100 * CPU_TOLERANCE,
+                                                  quantum * 1000))
         else:
             print("      cpu: %s: %.3f s sampled for %.3f .. %.3f s of CPU" % (name, sampled, inner, outer))
     print("      cpu all busy sampled/inner: " + " ".join("%.4f" % r[0] for r in ratios))
