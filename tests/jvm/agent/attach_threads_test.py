@@ -289,10 +289,9 @@ def scenario_cpu(a):
     # A sample stands for a whole quantum of CPU time: what the counter
     # holds short of one when the session stops is never sampled, and the
     # CPU-time timer fires on the kernel's ticks (HZ >= 100). The bounds
-    # allow one quantum,
-    # so that a session in which the threads got little CPU (the VM stood
-    # still for seconds: 4 ms of CPU in 5 s, 3 samples) is judged on what it
-    # can show.
+    # allow one quantum, so that a session in which the threads got little
+    # CPU (the VM stood still for seconds: 4 ms of CPU in 5 s, 3 samples)
+    # is judged on what it can show.
     quantum = TIMER_QUANTUM_S if a.perf_refused else a.interval_s
     ratios, others, others_sum = [], [], [0.0, 0.0]
     for name in names:
