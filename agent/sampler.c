@@ -1,4 +1,5 @@
 #include "agent/sampler.h"
+#include "agent/budget.h"
 
 #include <errno.h>
 #include <jvmti.h>
@@ -303,9 +304,11 @@ void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, in
  * safepoint the drainer waited for. Java walks (1-5 us) never reach the
  * budget at intervals of 100 us and more. */
 
-/* Context: AS-Safe. Whether the thread is past its quiet window. */
-static bool budget_allows(struct p2_thread *t, uint64_t now) {
-  return t == NULL || now >= atomic_load_explicit(&t->quiet_until_ns, memory_order_relaxed);
+/* Context: AS-Safe. The budget's decision (budget.h) for t's signal of
+ * this weight. */
+static bool budget_allows(struct p2_thread *t, uint64_t now, uint64_t weight) {
+  return t == NULL || p2_budget_allows(now, atomic_load_explicit(&t->quiet_until_ns, memory_order_relaxed),
+                                       t->walk_ns, weight, cfg.weight_ns, cfg.quiet);
 }
 
 /* A signal the budget does not walk: a sample of its own weight on its own
@@ -438,7 +441,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
   int64_t vthread = (int64_t)profile2_virtual_thread_id();
   if (vthread < 0) vthread = 0;
   if (vthread > 0) count(&st.vthread);
-  if (!budget_allows(t, start)) {
+  if (!budget_allows(t, start, weight)) {
     record_throttled(ucontext, tid, vthread, weight, state);
     add_handler_time(p2_monotonic_ns() - start);
     goto out;

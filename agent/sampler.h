@@ -51,6 +51,7 @@ struct p2_sampler_config {
   bool perf;         /* the engine uses perf counters: re-arm from the handler */
   int depth;         /* frames kept per sample */
   uint32_t quiet;    /* handler time budget: no walk for quiet x a walk's time after it (budget=PCT: 100/PCT - 1) */
+  uint64_t weight_ns; /* the time one unit of a signal's weight stands for; 0 when weights count events */
 };
 
 struct p2_sampler_stats {

@@ -834,6 +834,7 @@ int p2_session_start(const struct p2_options *o, bool java, char *err, size_t er
       .depth = s.opt.depth,
       /* budget=10 (%) -> 9; budget=100 -> 0 (never throttled) */
       .quiet = (uint32_t)(100.0 / s.opt.budget + 0.5) - 1,
+      .weight_ns = p2_engine_interval_is_time(s.opt.event, s.opt.event_name) ? s.opt.interval_ns : 0,
   };
   p2_sampler_reset_stats();
   if (p2_sampler_install(s.opt.signal, &scfg, scfg.safepoint ? p2_sampler_queue_enqueue : NULL) != 0) {

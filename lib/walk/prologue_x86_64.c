@@ -5,14 +5,16 @@
 /* Prologues are short; anything longer is not a prologue we know. */
 #define MAX_PROLOGUE 96
 
-/* Length of the instruction at p and its effect on rsp (bytes pushed or
- * subtracted), for the instructions HotSpot's x86_64 prologues contain;
- * 0 if unknown. */
-P2_AS_SAFE static int decode(const uint8_t *p, long *grow) {
+/* Length of the instruction at p, its effect on rsp (bytes pushed or
+ * subtracted) and whether it stores the caller's rbp in the frame, for the
+ * instructions HotSpot's x86_64 prologues contain; 0 if unknown. */
+P2_AS_SAFE static int decode(const uint8_t *p, long *grow, bool *saves_rbp) {
   *grow = 0;
+  *saves_rbp = false;
   switch (p[0]) {
   case 0x55: /* push rbp */
     *grow = 8;
+    *saves_rbp = true;
     return 1;
   case 0x90: /* nop */
     return 1;
@@ -41,8 +43,10 @@ P2_AS_SAFE static int decode(const uint8_t *p, long *grow) {
       *grow = (long)((uint32_t)p[3] | (uint32_t)p[4] << 8 | (uint32_t)p[5] << 16 | (uint32_t)p[6] << 24);
       return 7;
     }
-    if (p[1] == 0x89 && p[2] == 0x6C && p[3] == 0x24) return 5; /* mov %rbp, disp8(%rsp) */
-    if (p[1] == 0x89 && p[2] == 0xAC && p[3] == 0x24) return 8; /* mov %rbp, disp32(%rsp) */
+    if (p[1] == 0x89 && (p[2] == 0x6C || p[2] == 0xAC) && p[3] == 0x24) { /* mov %rbp, disp8 / disp32(%rsp) */
+      *saves_rbp = true;
+      return p[2] == 0x6C ? 5 : 8;
+    }
     if ((p[1] == 0x8B && p[2] == 0xEC) || (p[1] == 0x89 && p[2] == 0xE5)) return 3; /* mov %rsp, %rbp */
     return 0;
   default:
@@ -77,15 +81,17 @@ P2_AS_SAFE static int patched_entry(const uint8_t *p, long built, long *grow) {
 }
 
 P2_AS_SAFE long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, const char *pc,
-                                       long frame_bytes) {
+                                       long frame_bytes, bool *rbp_saved) {
   const long built = frame_bytes - 8;
   (void)code_begin;
+  *rbp_saved = false;
   if (pc < verified_entry) return 0; /* inline cache check: nothing pushed */
   if (pc - verified_entry > MAX_PROLOGUE) return -1;
   uint8_t code[MAX_PROLOGUE + 16];
   long n = pc - verified_entry;
   if (p2_safe_copy(code, verified_entry, (size_t)n + 8) != 0) return -1;
   long off = 0, grown = 0;
+  bool saved = false;
   if (n > 0) {
     /* Made not entrant while this frame was being built: decoded as it
      * was before the patch, so that a walk's answer does not depend on
@@ -93,19 +99,31 @@ P2_AS_SAFE long p2_prologue_ret_offset(const char *code_begin, const char *verif
     int len = patched_entry(code, built, &grown);
     if (len > 0) {
       if (n < len) return -1; /* not an instruction boundary */
-      if (grown >= built) return built;
       off = len;
     }
   }
-  while (off < n) {
+  /* The frame is complete once it is allocated and rbp is stored. C2
+   * without a stack bang allocates the whole frame first (`sub rsp, N`)
+   * and stores rbp next (`mov [rsp + N - 8], rbp`): a pc on that store has
+   * the return address in place and the caller's rbp still in the
+   * register, its slot holding whatever an older frame left there. */
+  while (off < n && !(grown >= built && saved)) {
     long g;
-    int len = decode(code + off, &g);
-    if (len == 0) return grown >= built ? built : -1;
+    bool s;
+    int len = decode(code + off, &g, &s);
+    if (len == 0) return -1;
     grown += g;
+    saved = saved || s;
     off += len;
-    if (grown >= built) return built; /* frame complete before pc */
+    if (off > n) return -1; /* pc inside an instruction: no thread is there */
   }
-  return off == n ? grown : -1; /* pc must be an instruction boundary */
+  if (grown >= built && saved) {
+    *rbp_saved = true;
+    return built; /* frame complete before pc */
+  }
+  if (off != n) return -1; /* pc must be an instruction boundary */
+  *rbp_saved = saved;
+  return grown;
 }
 
 P2_AS_SAFE long p2_epilogue_ret_offset(const char *pc) {

@@ -12,16 +12,19 @@
 #include "common/p2_compiler.h"
 
 /* Bytes between sp and the return address at pc, given the frame's code
- * start and the verified entry (and OSR entry, or NULL), and its full frame
- * size in bytes (return address included). Returns >= 0 (the offset; the
- * full frame minus 8 means "frame complete"), or -1 if the prologue could
- * not be read. A verified entry that HotSpot patched with a jump since
- * (the nmethod made not entrant, threads already past it) is read as the
- * instruction the jump replaced, so the answer is the same either side of
- * the patch.
+ * start and the verified entry, and its full frame size in bytes (return
+ * address included). Returns >= 0 (the offset), or -1 if the prologue
+ * could not be read. *rbp_saved says whether the caller's rbp is stored
+ * in its slot right below the return address (else it is still in rbp):
+ * the full frame minus 8 with rbp saved means "frame complete". C2's frame
+ * without a stack bang is allocated before rbp is stored, so a pc on that
+ * store has the full offset and rbp not saved. A verified entry that
+ * HotSpot patched with a jump since (the nmethod made not entrant, threads
+ * already past it) is read as the instruction the jump replaced, so the
+ * answer is the same either side of the patch.
  * Context: AS-Safe. */
 long p2_prologue_ret_offset(const char *code_begin, const char *verified_entry, const char *pc,
-                            long frame_bytes);
+                            long frame_bytes, bool *rbp_saved);
 
 /* If pc is in an epilogue after the frame was removed, the offset of the
  * return address from sp (0 or 8); -1 if pc is not in such an epilogue.

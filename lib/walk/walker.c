@@ -149,7 +149,7 @@ P2_AS_SAFE static int step(struct p2_walker *w) {
     sp = w->cur.sp + w->ret_offset + 8;
     /* rbp is the caller's: either not yet saved, or already restored, or
      * saved right below the return address */
-    if (w->ret_offset >= 8) {
+    if (w->ret_offset >= 8 && !w->rbp_in_register) {
       if ((rc = rd(w, w->cur.sp + w->ret_offset - 8, &fp)) != 0) return rc;
     } else {
       fp = w->cur.fp;
@@ -230,6 +230,7 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
   const struct p2_hs *h = &p2_hs;
   const long frame_bytes = (long)ci->frame_size * 8;
   long off;
+  bool rbp_saved = true;
   if (ci->frame_complete >= 0 && w->cur.pc < ci->code_begin + ci->frame_complete) {
     const char *ventry = NULL;
     int64_t voff;
@@ -237,8 +238,9 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
       rd(w, (const char *)ci->blob + h->nm_verified_entry_point, &ventry);
     else if (p2_read_ifield(ci->blob, h->nm_verified_entry_off, false, &voff) == 0)
       ventry = ci->code_begin + voff;
-    off = ventry == NULL || ci->osr ? -1
-                                    : p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes);
+    off = ventry == NULL || ci->osr
+              ? -1
+              : p2_prologue_ret_offset(ci->code_begin, ventry, w->cur.pc, frame_bytes, &rbp_saved);
     if (off < 0) {
       atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
       return P2_EFRAMEINCOMPLETE;
@@ -248,17 +250,19 @@ P2_AS_SAFE static int top_compiled_sender(struct p2_walker *w, const struct p2_c
     if (off < 0) off = frame_bytes - 8;
   }
   const char *slot = off == frame_bytes - 8 ? w->usp + off : w->cur.sp + off, *ret;
-  bool frameless = off != frame_bytes - 8;
+  /* Frameless also when only rbp is missing: its slot is not written yet. */
+  bool frameless = off != frame_bytes - 8 || !rbp_saved;
   if (!in_stack(w, slot) || rd(w, slot, &ret) != 0 || !plausible_return(ret)) {
     if (frameless) atomic_fetch_add_explicit(&n_frameless_failed, 1, memory_order_relaxed);
     return frameless ? P2_EFRAMEINCOMPLETE : P2_EINCONSISTENT;
   }
   if (frameless) atomic_fetch_add_explicit(&n_frameless, 1, memory_order_relaxed);
-  if (off == frame_bytes - 8) {
+  if (!frameless) {
     w->sender_kind = SENDER_COMPILED;
   } else {
     w->sender_kind = SENDER_FRAMELESS;
     w->ret_offset = (int32_t)off;
+    w->rbp_in_register = !rbp_saved;
   }
   return 0;
 }
@@ -618,10 +622,12 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
       if (in_stack(w, w->cur.sp) && rd(w, w->cur.sp, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 0;
+        w->rbp_in_register = false;
       } else if (!exact && p2_between_push_and_mov_rbp(w->cur.pc) && in_stack(w, w->cur.sp + 8) &&
                  rd(w, w->cur.sp + 8, &ret) == 0 && plausible_return(ret)) {
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = 8;
+        w->rbp_in_register = false;
       } else if (!exact && (off = p2_pushing_stub_ret_offset(ci.code_begin, w->cur.pc)) > 0 &&
                  in_stack(w, w->cur.sp + off) && rd(w, w->cur.sp + off, &ret) == 0 && plausible_return(ret)) {
         /* Registers pushed below the return address (C1's
@@ -629,6 +635,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
          * the samples in it failed while the rbp chain was followed. */
         w->sender_kind = SENDER_FRAMELESS;
         w->ret_offset = (int)off;
+        w->rbp_in_register = false;
       } else
         w->sender_kind = SENDER_FP_CHAIN;
     }

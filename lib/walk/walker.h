@@ -90,6 +90,7 @@ struct p2_walker {
   int sender_kind;                   /* how to step: see walker.c */
   int32_t frame_words;               /* compiled frame size for the step */
   int32_t ret_offset;                /* frameless step: return address at sp + this */
+  bool rbp_in_register;              /* frameless step: the caller's rbp is cur.fp, not the word below the return address */
   /* a run of native frames (ASGST_INCLUDE_NON_JAVA_FRAMES), walked by
    * unwind/ until its sp reaches the Java frame recorded in resume */
   bool native;

@@ -189,14 +189,15 @@ def source_fixture_main(scenarios):
     return 0
 
 
-def profile_source_fixture(a, label, base, event, walk, fixture, jvm_args=(), done=lambda out: True, more_opts=""):
+def profile_source_fixture(a, label, base, event, walk, fixture, jvm_args=(), done=lambda out: True, more_opts="",
+                           interval="1ms"):
     """Runs a.source_dir/FIXTURE[0] (with its arguments) under the agent at
-    1 ms with `threads` (and more_opts, e.g. ",depth=600"), into
-    BASE.collapsed and BASE.txt. Returns (stdout, summary text), or None
-    after a failed check (the JVM did not end well, or done(stdout) is
+    the interval (1 ms) with `threads` (and more_opts, e.g. ",depth=600"),
+    into BASE.collapsed and BASE.txt. Returns (stdout, summary text), or
+    None after a failed check (the JVM did not end well, or done(stdout) is
     false, or a file is missing)."""
-    opts = "event=%s,interval=1ms,walk=%s,threads,quiet,file=%s.collapsed,file=%s.txt%s" % (
-        event, walk, base, base, more_opts)
+    opts = "event=%s,interval=%s,walk=%s,threads,quiet,file=%s.collapsed,file=%s.txt%s" % (
+        event, interval, walk, base, base, more_opts)
     cmd = [os.path.join(a.java_home, "bin", "java")] + list(jvm_args) + [
         "-agentpath:%s=%s" % (a.agent, opts), os.path.join(a.source_dir, fixture[0])] + list(fixture[1:])
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
