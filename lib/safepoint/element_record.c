@@ -22,8 +22,11 @@ void p2_element_record_destroy(struct p2_element_record *r) { free(r); }
 P2_AS_SAFE int p2_cframe_code_same(const struct p2_cframe *cf, struct p2_code_info *ci) {
   int rc = p2_code_classify(cf->pc, ci);
   if (rc != 0) return rc;
+  /* Unloaded since the capture: JDK 17 keeps the code with its Method*
+   * cleared until the sweeper flushes it, and its debug information names
+   * freed metadata. */
   if (ci->blob != cf->code || ci->compile_id != cf->compile_id ||
-      (ci->kind != P2_CODE_NMETHOD && ci->kind != P2_CODE_NATIVE_WRAPPER))
+      (ci->kind != P2_CODE_NMETHOD && ci->kind != P2_CODE_NATIVE_WRAPPER) || ci->method == NULL)
     return P2_ECODEGONE;
   return 0;
 }

@@ -536,6 +536,11 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
     return rc;
 
   case P2_CODE_NMETHOD: {
+    /* An unloaded nmethod (JDK 17 clears its Method* in
+     * nmethod::make_unloaded and keeps the code until the sweeper flushes
+     * it) has no activations: a pc in it was read from a stale slot. Its
+     * debug information names methods whose metadata is freed. */
+    if (ci.method == NULL) return P2_EINCONSISTENT;
     if (exact)
       w->sender_kind = SENDER_COMPILED;
     else if ((rc = top_compiled_sender(w, &ci)) != 0)
