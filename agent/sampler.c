@@ -35,8 +35,8 @@ static atomic_int in_handler;
 
 static struct {
   atomic_uint_fast64_t signals, recorded, enqueued, compressed, fallback, vthread, vthread_walked, truncated, throttled,
-      throttled_bare, budget_suspect, budget_cpu_timed, weight, kept_walks, kept_frames, kept_checked, kept_differ,
-      handler_ns;
+      throttled_bare, budget_suspect, budget_cpu_timed, weight, weight_sq, kept_walks, kept_frames, kept_checked,
+      kept_differ, handler_ns;
   atomic_uint_fast64_t lost[P2_LOST_COUNT];
   atomic_uint_fast64_t errors[64];
 } st;
@@ -435,6 +435,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucontext) {
     state = thread_state(t);
   }
   atomic_fetch_add_explicit(&st.weight, weight, memory_order_relaxed);
+  atomic_fetch_add_explicit(&st.weight_sq, weight * weight, memory_order_relaxed);
   /* A carrier running a virtual thread: the sample is the virtual
    * thread's (its own root under `threads`). Negative: not a Java thread
    * yet, or the id cannot be read here (ZGC): the carrier's. */
@@ -525,6 +526,7 @@ void p2_sampler_stats(struct p2_sampler_stats *o) {
   o->budget_cpu_timed = atomic_load(&st.budget_cpu_timed);
   o->handler_ns = atomic_load(&st.handler_ns);
   o->weight = atomic_load(&st.weight);
+  o->weight_sq = atomic_load(&st.weight_sq);
   o->kept_walks = atomic_load(&st.kept_walks);
   o->kept_frames = atomic_load(&st.kept_frames);
   o->kept_checked = atomic_load(&st.kept_checked);
@@ -558,6 +560,7 @@ void p2_sampler_reset_stats(void) {
   atomic_store(&st.budget_cpu_timed, 0);
   atomic_store(&st.handler_ns, 0);
   atomic_store(&st.weight, 0);
+  atomic_store(&st.weight_sq, 0);
   atomic_store(&st.kept_walks, 0);
   atomic_store(&st.kept_frames, 0);
   atomic_store(&st.kept_checked, 0);

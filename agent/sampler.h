@@ -70,6 +70,7 @@ struct p2_sampler_stats {
   uint64_t handler_ns;       /* time in the handlers, as their budget charged it (a preempted one: its thread's last) */
   uint64_t lost[P2_LOST_COUNT];
   uint64_t weight;        /* sum of the weights of all signals */
+  uint64_t weight_sq;     /* sum of their squares: the effective sample size is weight^2 / weight_sq */
   uint64_t kept_walks;    /* walks that took their reused frames from the thread's kept ones */
   uint64_t kept_frames;   /* the frames so taken */
   uint64_t kept_checked, kept_differ; /* PROFILE2_TEST_CHECK_KEPT: walked again in full, and how many differed */

@@ -41,27 +41,66 @@ public class AgentFixture {
         return THREADS.getCurrentThreadCpuTime();
     }
 
-    /* The clock is read every 2^18 steps (~0.35 ms), so that the samples
-     * fall on the marked lines rather than in the clock: every 65536 steps
-     * the clock took 2.1-2.7 % of hotA's samples on a VM where a system
-     * call costs ~1 us (the thread CPU clock is one), and with C2's loop
-     * control on line 48 (1 or 6 %, by compilation) the HOT-LINE's share
-     * came down to 89.7 % once. A slice then ends up to 0.35 ms late, on a
-     * mean hotA slice of 15.3 ms: hotA's share ~+0.6 points. */
+    /* The clock is read about every CHUNK_NS of CPU time, so that the
+     * samples fall on the marked lines rather than in the clock: read every
+     * 65536 steps of C2's code (~85 us) the clock took 2.1-2.7 % of hotA's
+     * samples on a VM where a system call costs ~1 us (the thread CPU clock
+     * is one), and with C2's loop control on the `for` line (1 or 6 %, by
+     * compilation) the HOT-LINE's share came down to 89.7 % once.
+     *
+     * The number of steps between two reads follows the pace of the loop's
+     * last chunk, because that pace changes 20-fold as the JIT works: a fixed
+     * 2^18 steps took 0.35 ms in C2's code, 0.9 ms in C1's profiled code and
+     * 6-9 ms in the interpreter. A slice could then overrun its end by a
+     * whole chunk: run with -Xint, hotA truly got 79.9 % of the CPU time
+     * (coldB's slice ends at t + 4u, so hotA's overrun is taken from it);
+     * and on a loaded machine, where the compiler threads are starved and
+     * the worker stays in slow code longer, the profile of one CI run under
+     * ASan had hotA at 63.8 %. Each chunk also stops at the slice's end, so
+     * a slice ends within ~64 steps of it whatever code runs it. Only a
+     * whole chunk sets the pace: in a short one the clock's own ~1-2 us
+     * would look like slow steps. */
+    static final long CHUNK_NS = 300_000;
+    /* CPU ns per 1,024 steps of each loop's last chunk. The first guess is
+     * the interpreter's pace (~30 ns a step): a first chunk too short costs
+     * one more read of the clock, one too long overruns its slice. */
+    static long hotPace = 32 * 1024, coldPace = 32 * 1024;
+
+    /* Steps that take ns at pace (CPU ns per 1,024 steps). */
+    static int steps(long ns, long pace) {
+        return (int) Math.max(64, Math.min(ns * 1024 / pace, 1 << 22));
+    }
+
     static long hotA(long x, long until) {
-        while (cpuNanos() < until) {
-            for (int i = 0; i < 262144; i++) {
+        long now = cpuNanos();
+        while (now < until) {
+            boolean whole = until - now >= CHUNK_NS;
+            int n = steps(whole ? CHUNK_NS : until - now, hotPace);
+            for (int i = 0; i < n; i++) {
                 x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
             }
+            long then = cpuNanos();
+            if (whole) {
+                hotPace = Math.max(1, (then - now) * 1024 / n);
+            }
+            now = then;
         }
         return x;
     }
 
     static long coldB(long x, long until) {
-        while (cpuNanos() < until) {
-            for (int i = 0; i < 262144; i++) {
+        long now = cpuNanos();
+        while (now < until) {
+            boolean whole = until - now >= CHUNK_NS;
+            int n = steps(whole ? CHUNK_NS : until - now, coldPace);
+            for (int i = 0; i < n; i++) {
                 x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
             }
+            long then = cpuNanos();
+            if (whole) {
+                coldPace = Math.max(1, (then - now) * 1024 / n);
+            }
+            now = then;
         }
         return x;
     }

@@ -116,17 +116,22 @@ def java_cmd(a, agent_opts=None, extra=(), worker_cpu_s=None):
     return cmd + list(extra) + ["-cp", a.classes, "AgentFixture"] + run_for
 
 
-def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=None):
+def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=None, ess=None):
     """hotA 75 % (+- tolerance), coldB 25 % of the worker's samples, both
-    under worker(). signals: how many signals the session handled, when
-    known (the summary's samples line). A timer that fell behind delivers
-    fewer signals, each weighing its overrun: the share then rests on that
-    many independent samples, not on the weight, and the tolerance widens
-    to 4.5 standard deviations of a share of n samples."""
+    under worker(). signals, ess: how many signals the session handled and
+    its effective sample size, when known (the summary's samples line). A
+    timer that fell behind delivers fewer signals, each weighing its
+    overrun, and unequal ones: the share then rests on fewer independent
+    samples than the weight says, and the tolerance widens to 4.5 standard
+    deviations of a share of that many samples (for hotA+coldB, their part
+    of the effective sample size)."""
     hot = weight(stacks, has("AgentFixture.hotA"))
     cold = weight(stacks, has("AgentFixture.coldB"))
     total = weight(stacks, lambda f: True)
     n = hot + cold if signals is None else min(hot + cold, signals)
+    # Of equal weight, the signals in hotA+coldB: their weight's part of
+    # the effective sample size, assuming their weights spread as all do.
+    n_eff = n if ess is None or total == 0 else min(n, ess * (hot + cold) / total)
     # Enough samples for the share check below to mean something. (The
     # count itself depends on the CPU the worker got: itimer samples at the
     # 4 ms tick, and a loaded machine under ASan gave it 183 samples in all;
@@ -136,10 +141,11 @@ def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=No
           % (label, n, hot + cold, total))
     if hot + cold == 0 or n == 0:
         return
-    tolerance = max(tolerance, 4.5 * math.sqrt(0.75 * 0.25 / n))
+    tolerance = max(tolerance, 4.5 * math.sqrt(0.75 * 0.25 / max(n_eff, 1)))
     share = hot / (hot + cold)
-    check(abs(share - 0.75) <= tolerance, "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-%.1f; %d samples)"
-          % (label, 100 * share, 100 * tolerance, n))
+    check(abs(share - 0.75) <= tolerance,
+          "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-%.1f; %d samples, effectively %.0f)"
+          % (label, 100 * share, 100 * tolerance, n, n_eff))
     # Order: worker's frame is the caller of hotA / coldB. A [throttled]
     # sample has only its top frame, by design (agent-throttled-* test it):
     # 138 of 2,013 in a wall-mode run on a loaded machine.

@@ -165,9 +165,13 @@ def check_cpu_run(label, refusal, interval_s, res, col, txt):
     check_reason(label, refusal, engine)
     at.check(scans > 0 and most == 0, "%s: no perf_event descriptor in the JVM (%d scans)" % (label, scans))
     stacks = at.read_collapsed(col)
-    sig = re.match(r"(\d+) signals handled, weight (\d+)", at.summary_value(summary, "samples"))
+    samples = at.summary_value(summary, "samples")
+    sig = re.match(r"(\d+) signals handled, weight (\d+)", samples)
     signals, weight = (int(sig.group(1)), int(sig.group(2))) if sig else (0, 0)
-    at.check_hot_share(stacks, label, tolerance=SHARE_TOL, signals=signals if sig else None)
+    ess = re.search(r"effective sample size (\d+)", samples)
+    at.check(ess is not None, "%s: the summary gives the effective sample size (%s)" % (label, samples))
+    at.check_hot_share(stacks, label, tolerance=SHARE_TOL, signals=signals if sig else None,
+                       ess=int(ess.group(1)) if ess else None)
     m = re.search(r"^worker cpu ns (\d+)$", so, re.M)
     if not at.check(m is not None, "%s: the fixture printed the worker's CPU time" % label):
         return
@@ -179,10 +183,11 @@ def check_cpu_run(label, refusal, interval_s, res, col, txt):
     behind = at.weight(stacks, lambda f: worker_thread(f) and "[lost]" in f) * interval_s
     total = at.weight(stacks, lambda f: True) * interval_s
     print("      figures %s: worker %.3f s (%.3f s of it in worker(), %.3f s [lost]) / %.3f s CPU = %.4f; "
-          "process %.3f s sampled / %.3f s CPU = %.4f; %d signals, weight %d (%.2f per signal); lost: %s; "
+          "process %.3f s sampled / %.3f s CPU = %.4f; %d signals, weight %d (%.2f per signal), effective sample size %s; lost: %s; "
           "throttled: %d"
           % (label, worker, sampled, behind, worker_cpu, worker / worker_cpu, total, cpu, total / cpu if cpu else 0,
-             signals, weight, weight / signals if signals else 0, at.summary_value(summary, "lost"),
+             signals, weight, weight / signals if signals else 0, ess.group(1) if ess else "?",
+             at.summary_value(summary, "lost"),
              at.throttled(summary)))
     at.check(abs(worker / worker_cpu - 1) <= WORKER_WEIGHT_TOL,
              "%s: the worker thread's weight is %.3f s for %.3f s of its CPU time (1 +- %.2f)"
