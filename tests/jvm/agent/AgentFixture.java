@@ -45,8 +45,7 @@ public class AgentFixture {
      * samples fall on the marked lines rather than in the clock: read every
      * 65536 steps of C2's code (~85 us) the clock took 2.1-2.7 % of hotA's
      * samples on a VM where a system call costs ~1 us (the thread CPU clock
-     * is one), and with C2's loop control on the `for` line (1 or 6 %, by
-     * compilation) the HOT-LINE's share came down to 89.7 % once.
+     * is one). At ~0.3 ms it takes ~1 %.
      *
      * The number of steps between two reads follows the pace of the loop's
      * last chunk, because that pace changes 20-fold as the JIT works: a fixed
@@ -57,31 +56,42 @@ public class AgentFixture {
      * and on a loaded machine, where the compiler threads are starved and
      * the worker stays in slow code longer, the profile of one CI run under
      * ASan had hotA at 63.8 %. Each chunk also stops at the slice's end, so
-     * a slice ends within ~64 steps of it whatever code runs it. Only a
+     * a slice ends within a block of it whatever code runs it. Only a
      * whole chunk sets the pace: in a short one the clock's own ~1-2 us
      * would look like slow steps. */
     static final long CHUNK_NS = 300_000;
-    /* CPU ns per 1,024 steps of each loop's last chunk. The first guess is
-     * the interpreter's pace (~30 ns a step): a first chunk too short costs
-     * one more read of the clock, one too long overruns its slice. */
-    static long hotPace = 32 * 1024, coldPace = 32 * 1024;
+    /* The steps run in blocks of BLOCK, a constant trip count, so that the
+     * inner loop is compiled as the fixed 2^18 steps were; a chunk is a
+     * whole number of blocks. The part of hotA's samples on the inner `for`
+     * line (HOT-LOOP), where C2 puts the loop's control, varies with the
+     * compilation: 0.2-10.6 % in 48 runs on JDK 17 and 25, and the HOT-LINE
+     * itself had 87.4-99.3 % in 72 (a trip count read from a variable put
+     * 11.5 % on the `for` line in its first run); agent_test.py allows for
+     * it. A block is ~5 us of C2's code, ~0.12 ms of the interpreter's. */
+    static final int BLOCK = 4096;
+    /* CPU ns per block in each loop's last chunk. The first guess is the
+     * interpreter's pace (~30 ns a step): a first chunk too short costs one
+     * more read of the clock, one too long overruns its slice. */
+    static long hotPace = 30 * BLOCK, coldPace = 30 * BLOCK;
 
-    /* Steps that take ns at pace (CPU ns per 1,024 steps). */
-    static int steps(long ns, long pace) {
-        return (int) Math.max(64, Math.min(ns * 1024 / pace, 1 << 22));
+    /* Blocks that take ns at pace (CPU ns per block); at least one. */
+    static int blocks(long ns, long pace) {
+        return (int) Math.max(1, Math.min(ns / pace, 1024));
     }
 
     static long hotA(long x, long until) {
         long now = cpuNanos();
         while (now < until) {
             boolean whole = until - now >= CHUNK_NS;
-            int n = steps(whole ? CHUNK_NS : until - now, hotPace);
-            for (int i = 0; i < n; i++) {
-                x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
+            int n = blocks(whole ? CHUNK_NS : until - now, hotPace);
+            for (int k = 0; k < n; k++) {
+                for (int i = 0; i < BLOCK; i++) { // HOT-LOOP
+                    x = x * 6364136223846793005L + (x >>> 17); // HOT-LINE
+                }
             }
             long then = cpuNanos();
             if (whole) {
-                hotPace = Math.max(1, (then - now) * 1024 / n);
+                hotPace = Math.max(1, (then - now) / n);
             }
             now = then;
         }
@@ -92,13 +102,15 @@ public class AgentFixture {
         long now = cpuNanos();
         while (now < until) {
             boolean whole = until - now >= CHUNK_NS;
-            int n = steps(whole ? CHUNK_NS : until - now, coldPace);
-            for (int i = 0; i < n; i++) {
-                x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
+            int n = blocks(whole ? CHUNK_NS : until - now, coldPace);
+            for (int k = 0; k < n; k++) {
+                for (int i = 0; i < BLOCK; i++) {
+                    x = (x ^ (x >>> 29)) * 0xbf58476d1ce4e5b9L; // COLD-LINE
+                }
             }
             long then = cpuNanos();
             if (whole) {
-                coldPace = Math.max(1, (then - now) * 1024 / n);
+                coldPace = Math.max(1, (then - now) / n);
             }
             now = then;
         }

@@ -7,7 +7,7 @@ Every scenario profiles a program whose profile is known by construction
   cpu, itimer      -agentpath, CPU time: hotA has 75 % of the worker's samples
                    (+-10 points), coldB 25 %, both under worker(); the sleeper
                    thread has (almost) no samples; with `lines`, hotA's samples
-                   sit on the HOT-LINE of the source.
+                   sit on the HOT-LINE of the source and its loop's line.
   safepoint        the same with walk=safepoint; stale elements are counted
                    in the summary.
   queue-losses     walk=safepoint with queue=1: the summary's `queue losses`
@@ -128,24 +128,29 @@ def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=No
     hot = weight(stacks, has("AgentFixture.hotA"))
     cold = weight(stacks, has("AgentFixture.coldB"))
     total = weight(stacks, lambda f: True)
-    n = hot + cold if signals is None else min(hot + cold, signals)
-    # Of equal weight, the signals in hotA+coldB: their weight's part of
-    # the effective sample size, assuming their weights spread as all do.
-    n_eff = n if ess is None or total == 0 else min(n, ess * (hot + cold) / total)
-    # Enough samples for the share check below to mean something. (The
-    # count itself depends on the CPU the worker got: itimer samples at the
-    # 4 ms tick, and a loaded machine under ASan gave it 183 samples in all;
-    # the CPU-time timer fallback under ASan once delivered 147 signals for
-    # 2 s of the worker's CPU time.)
-    check(n >= 100, "%s: %d samples in hotA/coldB (at least 100; weight %d of %d in all)"
-          % (label, n, hot + cold, total))
-    if hot + cold == 0 or n == 0:
+    # Enough of the worker's weight for the share check below to mean
+    # something. (It depends on the CPU the worker got: itimer samples at the
+    # 4 ms tick, and a loaded machine under ASan gave it 183 samples in all.)
+    # The weight, not the signals: how many signals bring it is the kernel's
+    # choice under the CPU-time timer fallback (136 for the 2 s of the
+    # worker's CPU time at 1 ms in one clean-clone run under ASan, 37 for 4 s
+    # at 10 ms beside five spinning processes), and the weight is what the
+    # profiler answers for (timer_fallback_test.py checks it against the
+    # CPU time). Fewer signals widen the tolerance instead.
+    check(hot + cold >= 100, "%s: weight %d in hotA/coldB (at least 100; %d in all)" % (label, hot + cold, total))
+    if hot + cold == 0:
         return
+    # As samples of equal weight: the signals, at most, and hotA+coldB's
+    # part of the effective sample size, assuming their weights spread as
+    # all do.
+    n_eff = hot + cold if signals is None else min(hot + cold, signals)
+    if ess is not None and total > 0:
+        n_eff = min(n_eff, ess * (hot + cold) / total)
     tolerance = max(tolerance, 4.5 * math.sqrt(0.75 * 0.25 / max(n_eff, 1)))
     share = hot / (hot + cold)
     check(abs(share - 0.75) <= tolerance,
-          "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-%.1f; %d samples, effectively %.0f)"
-          % (label, 100 * share, 100 * tolerance, n, n_eff))
+          "%s: hotA has %.1f %% of hotA+coldB (75 %% by construction, +-%.1f; as %.0f samples of equal weight)"
+          % (label, 100 * share, 100 * tolerance, n_eff))
     # Order: worker's frame is the caller of hotA / coldB. A [throttled]
     # sample has only its top frame, by design (agent-throttled-* test it):
     # 138 of 2,013 in a wall-mode run on a loaded machine.
@@ -163,9 +168,20 @@ def check_hot_share(stacks, label, lines_source=None, tolerance=0.10, signals=No
     bad = weight(stacks, lambda f: not under_worker(f))
     check(bad <= 0.01 * (hot + cold), "%s: hotA/coldB called from AgentFixture.worker (%d samples otherwise)" % (label, bad))
     if lines_source:
+        # The HOT-LINE holds most of hotA's samples, and the loop around it
+        # (its `for` line, HOT-LOOP, where C2 puts the loop's control) almost
+        # all: the rest is the clock's line. Measured on runs of agent-cpu and
+        # agent-itimer, plain and ASan, JDK 17 and 25 (docs/testing.md, "CPU-time
+        # timer fallback", where the fixture's change is): the HOT-LINE 87.4-99.3 % in 72, the two lines 98.3-99.7 %
+        # in 48. The `for` line's part varies with C2's compilation of the
+        # loop (0.2-10.6 %).
         want = "AgentFixture.hotA:%d" % marker_line(lines_source, "HOT-LINE")
+        loop = "AgentFixture.hotA:%d" % marker_line(lines_source, "HOT-LOOP")
         on_line = weight(stacks, lambda f: want in f)
-        check(on_line >= 0.9 * hot, "%s: %d of %d hotA samples on %s" % (label, on_line, hot, want))
+        in_loop = weight(stacks, lambda f: want in f or loop in f)
+        check(on_line >= 0.75 * hot, "%s: %d of %d hotA samples on %s (at least 75 %%)" % (label, on_line, hot, want))
+        check(in_loop >= 0.95 * hot, "%s: %d of %d hotA samples on %s or its loop's line %s (at least 95 %%)"
+              % (label, in_loop, hot, want, loop))
 
 
 def summary_value(txt, label):
