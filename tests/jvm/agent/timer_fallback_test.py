@@ -61,7 +61,8 @@ WORKER_CPU_S = 2.0
 # timer's expiries late and several to a signal (one CI run under ASan got
 # 99 signals, weight 2.10 each, for the 200 intervals of 2 s). 400 intervals
 # keep ~190 signals at that rate. (The share check's minimum is 100 of
-# weight since 2026-12-07; the signals set its tolerance.)
+# weight since 2026-12-07; the signals' effective sample size sets its
+# tolerance.)
 WORKER_CPU_S_10MS = 4.0
 # From 10 runs per JDK and configuration, 110 cpu runs in all (docs/testing.md,
 # "CPU-time timer fallback"): shares 68.1-79.4 %, worker 0.992-1.000,
