@@ -7,11 +7,19 @@
 //   pool-N     a fixed executor's workers: idle on its queue (LinkedBlockingQueue
 //              take, i.e. park) between requests; the feeder submits one
 //              (0.3 ms of computation) every millisecond, like requests arriving
-//   sleep-N    Thread.sleep in a loop
-//   wait-N     Object.wait on a monitor nobody notifies
+//   sleep-N    Thread.sleep, an hour at a time
+//   wait-N     Object.wait, without a timeout, on a monitor nobody notifies
 //   blocked-N  blocked entering a monitor the holder thread keeps
 //   holder     holds that monitor, sleeping inside it
 //   feeder     submits the requests
+//
+// The sleepers and waiters never wake during a session (the threads are
+// daemons: the JVM ends without them). With timeouts that expired during
+// a session (50 ms, 500 ms), a VM that stood still for 2.8 s of a 5.4 s wall
+// session woke them all at once on its 2 CPUs, and the signal that carried
+// the pause's intervals found sleep-2 out of its sleep (in JVM_SleepNanos):
+// 3,328 of its 5,380 intervals were not [sleeping] (docs/testing.md,
+// "Threads that exist before an attach").
 //
 // Thread names are short (Linux keeps 15 characters of a thread's name as
 // its comm, which the test uses to find the threads in /proc). Prints
@@ -46,7 +54,7 @@ public class ServerFixture {
   static void sleeper() {
     while (!stop) {
       try {
-        Thread.sleep(50);
+        Thread.sleep(3_600_000);
       } catch (InterruptedException e) {
         return;
       }
@@ -57,7 +65,7 @@ public class ServerFixture {
     synchronized (never) {
       while (!stop) {
         try {
-          never.wait(500);
+          never.wait();
         } catch (InterruptedException e) {
           return;
         }
