@@ -256,6 +256,9 @@ void p2_sampler_walk_and_record(void *ucontext, struct p2_thread *t, int tid, in
    * frames, the unchanged bottom of the stack checked instead of walked. */
   int kind = profile2_run_with_iterator_cached(ucontext, opts, p2_walk_caches_of(t), collect, &w);
   if (kind > 0 && w.error == 0) p2_walk_caches_walked(t, w.n, w.truncated);
+  /* A whole walk without a frame: native code only (a virtual thread in
+   * HotSpot's thaw, profile2.h), nothing to show under cstack=off. */
+  if (kind > 0 && w.error == 0 && w.n == 0 && !cfg.cstack) kind = ASGST_NO_TOP_JAVA_FRAME;
   if (kind <= 0) {
     w.n = 0;
     w.error = kind;

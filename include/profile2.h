@@ -200,7 +200,10 @@ enum PROFILE2_Error {
    * is the top frame, at its call.) */
   PROFILE2_FRAME_NOT_COMPLETE = -24,
   /* The walk reached the boundary of a mounted virtual thread's
-   * continuation (JDK 21+); frames below belong to the carrier. */
+   * continuation (JDK 21+); frames below belong to the carrier. A walk
+   * that starts in HotSpot's thaw (copying the virtual thread's frames
+   * from its heap chunk to the stack) ends here after thaw's native
+   * frames: the virtual thread's own frames are in flux and not yielded. */
   PROFILE2_CONTINUATION_BOUNDARY = -25,
   /* An argument is out of range or NULL where a value is required. */
   PROFILE2_INVALID_ARGUMENT = -26,

@@ -66,6 +66,17 @@ INCOMPLETE_LIMIT = 2.0
 # walker had 1.0-1.7 %).
 VTHREAD_FAILED_LIMIT = 2.0
 VTHREAD_TOP_FAILED_LIMIT = 0.5
+# Most of those -29s (85 of 98 in the CI run that had 2.78 %, 2026-12-07)
+# were samples taken inside HotSpot's thaw, which moves the chunk's sp past
+# the frames before it copies them: the walk found the chunk empty, or
+# walked what was left of it and hung those older frames under thaw's C
+# frames (58-183 samples a scenario). A walk that starts in thaw now ends at
+# the continuation's boundary: thaw's frames directly under the virtual
+# thread's root, none of the virtual thread's frames (profile2.h). Since:
+# no -29 and 0.00-0.17 % failed in 20 scenario runs (15 under ASan), each
+# beside two busy loops. The limits above stay (the other failures reached
+# 0.4 % in that CI run's stall).
+THAW_FRAMES = ("thaw<", "Continuation::prepare_thaw")
 
 
 def scenario(a, event, walk, jvm_args=(), name=""):
@@ -92,9 +103,17 @@ def scenario(a, event, walk, jvm_args=(), name=""):
     seen = set()
     example = unrooted_example = depth_example = None
     vthread = vthread_failed = vthread_top_failed = 0
+    in_thaw = thaw_hung = 0
+    thaw_example = None
     for frames, w in at.read_collapsed(base + ".collapsed"):
         if frames[0].startswith("[VirtualThread #"):
             vthread += w
+            thaw = [i for i, f in enumerate(frames) if f.startswith(THAW_FRAMES)]
+            if thaw:
+                in_thaw += w
+                if thaw[0] != 1:
+                    thaw_hung += w
+                    thaw_example = thaw_example or ";".join(frames)[:400]
             if at.walk_outcome(frames) == "incomplete":
                 vthread_failed += w
                 marker = next(i for i, f in enumerate(frames[:3])
@@ -151,6 +170,8 @@ def scenario(a, event, walk, jvm_args=(), name=""):
     failed = 100.0 * vthread_failed / max(vthread, 1)
     at.check(failed <= VTHREAD_FAILED_LIMIT, "%s: %.2f %% of all %d samples under a virtual thread's root failed "
              "walks (at most %.1f %%)" % (label, failed, vthread, VTHREAD_FAILED_LIMIT))
+    at.check(thaw_hung == 0, "%s: of %d samples in HotSpot's thaw, %d with frames between the virtual thread's root "
+             "and thaw (e.g. %s)" % (label, in_thaw, thaw_hung, thaw_example))
     top_failed = 100.0 * vthread_top_failed / max(vthread, 1)
     at.check(top_failed <= VTHREAD_TOP_FAILED_LIMIT, "%s: %.2f %% of the same %d samples failed at their top frame (at most %.1f %%)"
              % (label, top_failed, vthread, VTHREAD_TOP_FAILED_LIMIT))
