@@ -620,7 +620,7 @@ P2_AS_SAFE static int decode(struct p2_walker *w, ASGST_Frame *f) {
      * heap chunk and the stack. The chunk's sp already excludes the frames
      * being copied (finalize_thaw sets it before the copy), so a walk into
      * the chunk would skip them and hang its older frames under the C
-     * frames, or find the chunk empty (-29: 1-3 % of a virtual thread's
+     * frames, or find the chunk empty (-29: up to 2.8 % of a virtual thread's
      * samples under ASan, all in thaw's memcpy). The walk ends here, at
      * the continuation's boundary: the sample is HotSpot's thaw, under the
      * virtual thread it mounts. */

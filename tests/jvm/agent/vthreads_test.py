@@ -70,7 +70,7 @@ VTHREAD_TOP_FAILED_LIMIT = 0.5
 # were samples taken inside HotSpot's thaw, which moves the chunk's sp past
 # the frames before it copies them: the walk found the chunk empty, or
 # walked what was left of it and hung those older frames under thaw's C
-# frames (58-183 samples a scenario). A walk that starts in thaw now ends at
+# frames (114-284 samples a scenario). A walk that starts in thaw now ends at
 # the continuation's boundary: thaw's frames directly under the virtual
 # thread's root, none of the virtual thread's frames (profile2.h). Since:
 # no -29 and 0.00-0.17 % failed in 20 scenario runs (15 under ASan), each
